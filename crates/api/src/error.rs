@@ -1,0 +1,26 @@
+//! Errors as responses: `{success: false, message, code}` with the status from the code table.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+use webpilot_core::ApiError;
+
+/// Wrapper that turns an `ApiError` into the spec's error body.
+pub struct ErrorResponse(pub ApiError);
+
+impl From<ApiError> for ErrorResponse {
+    fn from(e: ApiError) -> Self {
+        ErrorResponse(e)
+    }
+}
+
+impl IntoResponse for ErrorResponse {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = json!({ "success": false, "message": self.0.message, "code": self.0.code });
+        (status, Json(body)).into_response()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ErrorResponse>;

@@ -1,0 +1,18 @@
+//! webpilot-api: the HTTP surface. Thin axum handlers that authenticate, count the rate limit,
+//! validate the body into core types, make one domain call and map the result to the spec's JSON.
+
+mod auth;
+mod body;
+mod error;
+mod ratelimit;
+mod routes;
+mod state;
+mod views;
+
+pub use ratelimit::RateLimiter;
+pub use state::{ApiConfig, AppState};
+
+/// Builds the router with every endpoint of the REST contract.
+pub fn router(state: AppState) -> axum::Router {
+    routes::router(state)
+}

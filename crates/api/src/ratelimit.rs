@@ -1,0 +1,93 @@
+//! The per-user sliding-window rate limit (spec: Limits). Every request to a limited endpoint counts,
+//! including failures. In-process for now; a Redis version can replace it behind the same methods.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use webpilot_core::UserId;
+
+/// The answer for one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateDecision {
+    pub allowed: bool,
+    pub limit: u32,
+    pub remaining: u32,
+    /// Unix time (s) when the oldest counted request leaves the window.
+    pub reset_unix: u64,
+    /// Seconds until a request would be allowed again (0 when allowed).
+    pub retry_after: u64,
+}
+
+pub struct RateLimiter {
+    limit: u32,
+    window: Duration,
+    hits: Mutex<HashMap<UserId, VecDeque<Instant>>>,
+}
+
+impl RateLimiter {
+    pub fn new(limit: u32, window: Duration) -> Self {
+        RateLimiter { limit, window, hits: Mutex::new(HashMap::new()) }
+    }
+
+    /// Counts one request by `user` now and says whether it may proceed.
+    pub fn hit(&self, user: &UserId) -> RateDecision {
+        self.hit_at(user, Instant::now())
+    }
+
+    fn hit_at(&self, user: &UserId, now: Instant) -> RateDecision {
+        let mut map = match self.hits.lock() {
+            Ok(m) => m,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let q = map.entry(user.clone()).or_default();
+        while q.front().is_some_and(|t| now.duration_since(*t) >= self.window) {
+            q.pop_front();
+        }
+        let allowed = (q.len() as u32) < self.limit;
+        if allowed {
+            q.push_back(now);
+        }
+        let oldest = q.front().copied().unwrap_or(now);
+        let until_reset = (oldest + self.window).saturating_duration_since(now);
+        let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        RateDecision {
+            allowed,
+            limit: self.limit,
+            remaining: self.limit.saturating_sub(q.len() as u32),
+            reset_unix: (unix_now + until_reset.as_secs_f64()).ceil() as u64,
+            retry_after: if allowed { 0 } else { until_reset.as_secs_f64().ceil().max(1.0) as u64 },
+        }
+    }
+
+    /// Drops users with no request in the window (called now and then to bound memory).
+    pub fn prune(&self) {
+        let now = Instant::now();
+        if let Ok(mut map) = self.hits.lock() {
+            map.retain(|_, q| q.back().is_some_and(|t| now.duration_since(*t) < self.window));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_slides() {
+        let rl = RateLimiter::new(3, Duration::from_secs(60));
+        let u = UserId::new();
+        let t0 = Instant::now();
+        for i in 0..3 {
+            let d = rl.hit_at(&u, t0 + Duration::from_secs(i * 10));
+            assert!(d.allowed);
+            assert_eq!(d.remaining, 2 - i as u32);
+        }
+        let denied = rl.hit_at(&u, t0 + Duration::from_secs(30));
+        assert!(!denied.allowed);
+        assert_eq!(denied.retry_after, 30);
+        // The first request leaves the window at t0 + 60 s.
+        assert!(rl.hit_at(&u, t0 + Duration::from_secs(60)).allowed);
+        assert!(!rl.hit_at(&u, t0 + Duration::from_secs(61)).allowed);
+        assert!(rl.hit_at(&UserId::new(), t0).allowed, "users are counted apart");
+    }
+}

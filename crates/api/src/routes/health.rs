@@ -1,0 +1,33 @@
+//! GET /start/health and /start/active-sockets (no authentication), and the streaming URLs that are
+//! announced by start-session but not served yet (the live view is on the roadmap).
+
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use crate::views::now_iso;
+use axum::extract::State;
+use axum::Json;
+use serde_json::{json, Value};
+use webpilot_core::{ApiError, ErrorCode};
+
+pub async fn health(State(state): State<AppState>) -> Json<Value> {
+    let stats = state.manager.pool().stats();
+    let free = stats.capacity.saturating_sub(stats.in_use);
+    Json(json!({
+        "success": true,
+        "status": "healthy",
+        "instancesAvailable": free > 0,
+        "instanceCount": free,
+        "timestamp": now_iso(),
+    }))
+}
+
+/// Lists connected WebSocket clients. The Socket.IO channel is not served yet, so none can be
+/// connected and the list is truthfully empty.
+pub async fn active_sockets() -> Json<Value> {
+    let sockets: Vec<String> = Vec::new();
+    Json(json!({ "success": true, "sockets": sockets, "count": 0, "timestamp": now_iso() }))
+}
+
+pub async fn stream_not_available() -> ErrorResponse {
+    ApiError::new(ErrorCode::NotImplemented, "the live video stream is not available yet").into()
+}

@@ -1,0 +1,69 @@
+//! The router: every path of the REST contract, JSON 404/405 fallbacks, and the rate-limit wrapper
+//! the four limited endpoints share.
+
+mod health;
+mod sessions;
+mod tasks;
+
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use axum::http::{HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::Value;
+use std::future::Future;
+use webpilot_core::{ApiError, ErrorCode};
+use webpilot_store::User;
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/start/start-session", post(sessions::start_session))
+        .route("/start/send-message", post(sessions::send_message))
+        .route("/start/run-task", post(sessions::run_task))
+        .route("/task/{session_id}/{task_id}", get(tasks::poll))
+        .route("/start/health", get(health::health))
+        .route("/start/active-sockets", get(health::active_sockets))
+        .route("/stream/{session_id}/{kind}", get(health::stream_not_available))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn not_found() -> ErrorResponse {
+    ApiError::new(ErrorCode::NotFound, "no such endpoint").into()
+}
+
+async fn method_not_allowed() -> ErrorResponse {
+    ApiError::code(ErrorCode::MethodNotAllowed).into()
+}
+
+/// Counts the request against `user`'s window, runs `work` if allowed, and adds the rate-limit
+/// headers to whatever the answer is.
+pub(crate) async fn rate_limited<F>(state: &AppState, user: &User, work: F) -> Response
+where
+    F: Future<Output = Result<Json<Value>, ErrorResponse>>,
+{
+    let d = state.rate.hit(&user.id);
+    let mut response = if d.allowed {
+        match work.await {
+            Ok(body) => body.into_response(),
+            Err(e) => e.into_response(),
+        }
+    } else {
+        let msg = format!("rate limit exceeded, try again in {} seconds", d.retry_after);
+        ErrorResponse(ApiError::new(ErrorCode::RateLimitExceeded, msg)).into_response()
+    };
+    let headers = response.headers_mut();
+    let mut set = |name: &'static str, v: u64| {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from(v));
+    };
+    set("x-ratelimit-limit", d.limit as u64);
+    set("x-ratelimit-remaining", d.remaining as u64);
+    set("x-ratelimit-reset", d.reset_unix);
+    if !d.allowed {
+        set("retry-after", d.retry_after);
+    }
+    response
+}

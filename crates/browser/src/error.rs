@@ -1,0 +1,61 @@
+//! Browser errors, each mapped to the error code the client or the agent sees.
+
+use webpilot_core::ErrorCode;
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BrowserError {
+    #[error("no browser instance is free")]
+    NoCapacity,
+    #[error("could not start Chromium: {0}")]
+    Launch(String),
+    #[error("the browser instance is gone")]
+    InstanceLost,
+    #[error("DevTools command failed: {0}")]
+    Cdp(String),
+    #[error("DevTools command timed out: {0}")]
+    Timeout(&'static str),
+    #[error("navigation to {0} timed out")]
+    NavigationTimeout(String),
+    #[error("navigation to {url} failed: {reason}")]
+    NavigationFailed { url: String, reason: String },
+    #[error("element not found: {0}")]
+    ElementNotFound(String),
+    #[error("the page crashed")]
+    PageCrash,
+}
+
+impl BrowserError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            BrowserError::NoCapacity => ErrorCode::NoInstancesAvailable,
+            BrowserError::Launch(_) | BrowserError::InstanceLost => ErrorCode::InstanceUnavailable,
+            BrowserError::Cdp(_) | BrowserError::Timeout(_) => ErrorCode::InternalError,
+            BrowserError::NavigationTimeout(_) | BrowserError::NavigationFailed { .. } => ErrorCode::NavigationTimeout,
+            BrowserError::ElementNotFound(_) => ErrorCode::ElementNotFound,
+            BrowserError::PageCrash => ErrorCode::PageCrash,
+        }
+    }
+}
+
+impl From<chromiumoxide::error::CdpError> for BrowserError {
+    fn from(e: chromiumoxide::error::CdpError) -> Self {
+        use chromiumoxide::error::CdpError;
+        match e {
+            CdpError::Ws(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse => BrowserError::InstanceLost,
+            CdpError::Timeout => BrowserError::Timeout("command"),
+            other => BrowserError::Cdp(other.to_string()),
+        }
+    }
+}
+
+/// Runs a DevTools future under a deadline, mapping both failure kinds.
+pub(crate) async fn within<T, E: Into<BrowserError>>(
+    limit: std::time::Duration,
+    what: &'static str,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, BrowserError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r.map_err(Into::into),
+        Err(_) => Err(BrowserError::Timeout(what)),
+    }
+}

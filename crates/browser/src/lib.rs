@@ -1,0 +1,19 @@
+//! webpilot-browser: real Chromium over the DevTools protocol. A pool of Chromium processes hands out
+//! leases (one isolated browser context + page per session, released on Drop); a `SessionPage` performs
+//! the page actions the agent and manual control need, each with a timeout, and enforces the session's
+//! domain policy at the network level.
+
+mod config;
+mod error;
+mod input;
+mod intercept;
+mod page;
+mod pool;
+mod process;
+mod scripts;
+
+pub use config::BrowserSettings;
+pub use error::BrowserError;
+pub use intercept::DomainPolicy;
+pub use page::{ClickTarget, SessionPage};
+pub use pool::{BrowserLease, BrowserPool, PoolStats};

@@ -1,0 +1,172 @@
+//! The one error-code table: every error the API can return is a row (code, HTTP status, default message).
+//! Internal details go to the log, never to the client.
+
+use serde::Serialize;
+use std::fmt;
+
+macro_rules! codes {
+    ($($variant:ident => ($status:expr, $msg:expr)),* $(,)?) => {
+        /// Every coded error of the interface (see the spec's Errors part) plus the few the service adds,
+        /// documented in docs/errors.md.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode { $($variant),* }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),*];
+
+            /// The HTTP status this code is returned with.
+            pub fn status(self) -> u16 {
+                match self { $(ErrorCode::$variant => $status),* }
+            }
+            /// The default client-facing message.
+            pub fn default_message(self) -> &'static str {
+                match self { $(ErrorCode::$variant => $msg),* }
+            }
+        }
+    };
+}
+
+codes! {
+    InvalidParams => (400, "invalid request parameters"),
+    MissingRequiredField => (400, "a required field is missing"),
+    InvalidParameter => (400, "a parameter is out of bounds"),
+    InvalidTaskDetails => (400, "invalid taskDetails"),
+    Unauthorized => (401, "missing or malformed Authorization header"),
+    InvalidApiKey => (401, "invalid or revoked API key"),
+    ApiKeyExpired => (401, "API key expired"),
+    InsufficientBalance => (402, "insufficient balance"),
+    PaymentFailed => (402, "payment did not go through"),
+    AccountDeactivated => (403, "account is deactivated"),
+    SessionNotFound => (404, "session not found"),
+    TaskNotFound => (404, "task not found"),
+    NotFound => (404, "not found"),
+    MethodNotAllowed => (405, "method not allowed"),
+    TaskAlreadyRunning => (409, "a task is running; wait or stop it with newState stop"),
+    InvalidState => (409, "this action is not allowed in the session's current state"),
+    SessionExpired => (410, "session ended after maxDuration"),
+    PayloadTooLarge => (413, "request body too large"),
+    UnsupportedMediaType => (415, "request body must be JSON (Content-Type: application/json)"),
+    RateLimitExceeded => (429, "rate limit exceeded, try again later"),
+    SessionLimitReached => (429, "too many sessions"),
+    InternalError => (500, "internal server error"),
+    NotImplemented => (501, "not implemented yet"),
+    NoInstancesAvailable => (503, "no available instances"),
+    InstanceUnavailable => (503, "instance not available"),
+    // Task failure codes: reported on poll and events as `{error, code}`, never as an HTTP status
+    // of their own; the status column is what they would map to if ever raised by a request.
+    TaskTimeout => (504, "task exceeded maxDuration"),
+    TaskStopped => (409, "task was stopped"),
+    TaskInterrupted => (500, "task was interrupted by a server restart"),
+    NavigationTimeout => (504, "page navigation timed out"),
+    PageCrash => (500, "browser page crashed"),
+    ElementNotFound => (404, "element not found"),
+    TokenLimitExceeded => (400, "token limit exceeded"),
+    ModelUnavailable => (502, "the model could not be reached"),
+}
+
+impl ErrorCode {
+    /// The wire name, e.g. `INVALID_API_KEY`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::MissingRequiredField => "MISSING_REQUIRED_FIELD",
+            ErrorCode::InvalidParameter => "INVALID_PARAMETER",
+            ErrorCode::InvalidTaskDetails => "INVALID_TASK_DETAILS",
+            ErrorCode::Unauthorized => "UNAUTHORIZED",
+            ErrorCode::InvalidApiKey => "INVALID_API_KEY",
+            ErrorCode::ApiKeyExpired => "API_KEY_EXPIRED",
+            ErrorCode::InsufficientBalance => "INSUFFICIENT_BALANCE",
+            ErrorCode::PaymentFailed => "PAYMENT_FAILED",
+            ErrorCode::AccountDeactivated => "ACCOUNT_DEACTIVATED",
+            ErrorCode::SessionNotFound => "SESSION_NOT_FOUND",
+            ErrorCode::TaskNotFound => "TASK_NOT_FOUND",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            ErrorCode::TaskAlreadyRunning => "TASK_ALREADY_RUNNING",
+            ErrorCode::InvalidState => "INVALID_STATE",
+            ErrorCode::SessionExpired => "SESSION_EXPIRED",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            ErrorCode::RateLimitExceeded => "RATE_LIMIT_EXCEEDED",
+            ErrorCode::SessionLimitReached => "SESSION_LIMIT_REACHED",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::NotImplemented => "NOT_IMPLEMENTED",
+            ErrorCode::NoInstancesAvailable => "NO_INSTANCES_AVAILABLE",
+            ErrorCode::InstanceUnavailable => "INSTANCE_UNAVAILABLE",
+            ErrorCode::TaskTimeout => "TASK_TIMEOUT",
+            ErrorCode::TaskStopped => "TASK_STOPPED",
+            ErrorCode::TaskInterrupted => "TASK_INTERRUPTED",
+            ErrorCode::NavigationTimeout => "NAVIGATION_TIMEOUT",
+            ErrorCode::PageCrash => "PAGE_CRASH",
+            ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
+            ErrorCode::TokenLimitExceeded => "TOKEN_LIMIT_EXCEEDED",
+            ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
+        }
+    }
+
+    /// Reads a wire name back (used for codes stored with failed tasks).
+    pub fn parse(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.iter().copied().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A client-facing error: a code from the table and a message safe to show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+    /// The code with its default message.
+    pub fn code(code: ErrorCode) -> Self {
+        Self::new(code, code.default_message())
+    }
+    pub fn status(&self) -> u16 {
+        self.code.status()
+    }
+}
+
+impl From<ErrorCode> for ApiError {
+    fn from(code: ErrorCode) -> Self {
+        ApiError::code(code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_codes_have_the_spec_statuses() {
+        assert_eq!(ErrorCode::InvalidParams.status(), 400);
+        assert_eq!(ErrorCode::InvalidApiKey.status(), 401);
+        assert_eq!(ErrorCode::InsufficientBalance.status(), 402);
+        assert_eq!(ErrorCode::SessionNotFound.status(), 404);
+        assert_eq!(ErrorCode::RateLimitExceeded.status(), 429);
+        assert_eq!(ErrorCode::NoInstancesAvailable.status(), 503);
+    }
+
+    #[test]
+    fn every_code_round_trips_through_its_wire_name() {
+        for c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::parse(c.as_str()), Some(*c));
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Events a session publishes: task events (the WebSocket `message` payloads of the spec's Events part)
+//! and connection events (`end_session`, `instance:*`). Serialised exactly as the spec shows them.
+
+use crate::error::ErrorCode;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The result data object of a completed task (spec: Result data object).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResultData {
+    pub message: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// Seconds.
+    pub completion_time: f64,
+}
+
+/// A guardrail: the agent needs a human's input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Guardrail {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub value: String,
+}
+
+impl Guardrail {
+    pub fn human_input_needed(question: impl Into<String>) -> Self {
+        Guardrail { kind: "human_input_needed".into(), value: question.into() }
+    }
+}
+
+/// A task-level event, published on the session's bus and sent as a WebSocket `message`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskEvent {
+    /// Live agent reasoning.
+    Agent { content: String },
+    /// A browser action was performed; `detail` holds extra fields next to `name`.
+    Action { name: String, detail: Value },
+    /// A status update.
+    ResponseUpdate { message: String },
+    /// The task finished successfully; `cost` in USD.
+    Completed { data: ResultData, cost: f64 },
+    /// Human input needed.
+    GuardrailTrigger(Guardrail),
+    /// The task failed.
+    Error { error: String, code: ErrorCode },
+}
+
+impl TaskEvent {
+    /// The `message` payload as the spec shows it, with the task id added to every kind.
+    pub fn to_json(&self, task_id: &str) -> Value {
+        match self {
+            TaskEvent::Agent { content } => {
+                json!({"type": "agent", "taskId": task_id, "content": content})
+            }
+            TaskEvent::Action { name, detail } => {
+                let mut data = match detail {
+                    Value::Object(m) => m.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                data.insert("name".into(), Value::String(name.clone()));
+                json!({"type": "action", "taskId": task_id, "data": data})
+            }
+            TaskEvent::ResponseUpdate { message } => {
+                json!({"type": "response_update", "taskId": task_id, "data": {"message": message}})
+            }
+            TaskEvent::Completed { data, cost } => {
+                let mut d = serde_json::to_value(data).unwrap_or_else(|_| json!({}));
+                d["usage"] = json!({"cost": cost});
+                json!({"type": "task_completed", "taskId": task_id, "data": d})
+            }
+            TaskEvent::GuardrailTrigger(g) => {
+                json!({"type": "guardrail_trigger", "taskId": task_id, "data": g})
+            }
+            TaskEvent::Error { error, code } => {
+                json!({"type": "error", "taskId": task_id, "error": error, "code": code})
+            }
+        }
+    }
+}
+
+/// Why a session ended (the `reason` of `end_session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum EndReason {
+    #[serde(rename = "completed")]
+    Completed,
+    #[serde(rename = "terminated")]
+    Terminated,
+    #[serde(rename = "expired")]
+    Expired,
+    #[serde(rename = "terminateOnCompletion")]
+    TerminateOnCompletion,
+    #[serde(rename = "instance_lost")]
+    InstanceLost,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::Completed => "completed",
+            EndReason::Terminated => "terminated",
+            EndReason::Expired => "expired",
+            EndReason::TerminateOnCompletion => "terminateOnCompletion",
+            EndReason::InstanceLost => "instance_lost",
+        }
+    }
+}
+
+/// Everything a session publishes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    Task { task_id: String, event: TaskEvent },
+    EndSession { reason: EndReason },
+    InstanceDisconnected { grace_period_ms: u64 },
+    InstanceReconnected,
+}
+
+impl SessionEvent {
+    /// The Socket.IO event name and payload.
+    pub fn wire(&self) -> (&'static str, Value) {
+        match self {
+            SessionEvent::Task { task_id, event } => ("message", event.to_json(task_id)),
+            SessionEvent::EndSession { reason } => ("end_session", json!({"reason": reason.as_str()})),
+            SessionEvent::InstanceDisconnected { grace_period_ms } => {
+                ("instance:disconnected", json!({"gracePeriod": grace_period_ms}))
+            }
+            SessionEvent::InstanceReconnected => ("instance:reconnected", json!({})),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_have_the_spec_shapes() {
+        let e = TaskEvent::Action { name: "click".into(), detail: json!({"text": "Next"}) };
+        assert_eq!(
+            e.to_json("t1"),
+            json!({"type": "action", "taskId": "t1", "data": {"name": "click", "text": "Next"}})
+        );
+        let e = TaskEvent::Error { error: "boom".into(), code: ErrorCode::PageCrash };
+        assert_eq!(e.to_json("t1")["code"], "PAGE_CRASH");
+        let done = TaskEvent::Completed {
+            data: ResultData {
+                message: "ok".into(),
+                prompt_tokens: 1,
+                completion_tokens: 2,
+                total_tokens: 3,
+                completion_time: 0.5,
+            },
+            cost: 0.25,
+        };
+        assert_eq!(done.to_json("t")["data"]["usage"]["cost"], 0.25);
+        assert_eq!(
+            SessionEvent::EndSession { reason: EndReason::TerminateOnCompletion }.wire().1["reason"],
+            "terminateOnCompletion"
+        );
+    }
+}

@@ -1,0 +1,14 @@
+//! webpilot-core: the service's vocabulary with no I/O — ids, the error-code table, the session state
+//! machine, validated request parameters, events, the domain policy, geometry and billing arithmetic.
+
+pub mod error;
+pub mod events;
+pub mod geometry;
+pub mod ids;
+pub mod params;
+pub mod policy;
+pub mod state;
+pub mod usage;
+
+pub use error::{ApiError, ErrorCode};
+pub use ids::{KeyId, SessionId, TaskId, UserId};

@@ -1,0 +1,524 @@
+//! Request bodies validated at the edge into types that cannot be wrong: session and task parameters,
+//! and the four message kinds of send-message. Bounds follow the spec's Limits part, taking the stricter
+//! error-guidance ranges where the spec's two sources conflict (docs/api.md says which).
+
+use crate::error::{ApiError, ErrorCode};
+use crate::policy::normalize_domain;
+use serde_json::{Map, Value};
+
+/// Default and maximum session / task duration (ms).
+pub const MAX_DURATION_MS: u64 = 300_000;
+pub const MIN_DURATION_MS: u64 = 1_000;
+pub const DEFAULT_MAX_INPUT_TOKENS: u64 = 100_000;
+pub const MIN_INPUT_TOKENS: u64 = 1_000;
+pub const MAX_INPUT_TOKENS: u64 = 100_000;
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u64 = 100_000;
+pub const MIN_OUTPUT_TOKENS: u64 = 100;
+pub const MAX_OUTPUT_TOKENS: u64 = 50_000;
+/// Longest accepted taskDetails (characters).
+pub const MAX_TASK_DETAILS_CHARS: usize = 20_000;
+/// Longest accepted startingUrl (bytes).
+pub const MAX_URL_LEN: usize = 2_048;
+/// Most entries in avoidDomains.
+pub const MAX_AVOID_DOMAINS: usize = 100;
+/// Longest text of one TYPE interaction (characters).
+pub const MAX_TYPE_TEXT_CHARS: usize = 10_000;
+
+/// Keys accepted by KEY_PRESS besides single printable characters.
+pub const NAMED_KEYS: &[&str] = &[
+    "Enter",
+    "Escape",
+    "Tab",
+    "Backspace",
+    "Delete",
+    "Space",
+    "ArrowUp",
+    "ArrowDown",
+    "ArrowLeft",
+    "ArrowRight",
+    "Home",
+    "End",
+    "PageUp",
+    "PageDown",
+];
+
+fn invalid_params(msg: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::InvalidParams, msg)
+}
+fn missing(msg: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::MissingRequiredField, msg)
+}
+fn out_of_bounds(msg: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::InvalidParameter, msg)
+}
+
+/// Typed access to the fields of one JSON object, with errors that name the field.
+/// A field set to `null` counts as absent.
+pub struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    prefix: &'static str,
+}
+
+impl<'a> Fields<'a> {
+    /// `what` names the object in error messages ("request body", "message").
+    pub fn of(value: &'a Value, what: &str) -> Result<Self, ApiError> {
+        Self::with_prefix(value, what, "")
+    }
+
+    fn with_prefix(value: &'a Value, what: &str, prefix: &'static str) -> Result<Self, ApiError> {
+        match value {
+            Value::Object(obj) => Ok(Fields { obj, prefix }),
+            _ => Err(invalid_params(format!("{what} must be a JSON object"))),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&'a Value> {
+        self.obj.get(name).filter(|v| !v.is_null())
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    pub fn opt_str(&self, name: &str) -> Result<Option<&'a str>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(invalid_params(format!("{}{name} must be a string", self.prefix))),
+        }
+    }
+
+    pub fn req_str(&self, name: &str) -> Result<&'a str, ApiError> {
+        self.opt_str(name)?.ok_or_else(|| missing(format!("{}{name} is required", self.prefix)))
+    }
+
+    pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(invalid_params(format!("{}{name} must be a boolean", self.prefix))),
+        }
+    }
+
+    pub fn opt_f64(&self, name: &str) -> Result<Option<f64>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .filter(|f| f.is_finite())
+                .map(Some)
+                .ok_or_else(|| invalid_params(format!("{}{name} must be a finite number", self.prefix))),
+            Some(_) => Err(invalid_params(format!("{}{name} must be a number", self.prefix))),
+        }
+    }
+
+    pub fn req_f64(&self, name: &str) -> Result<f64, ApiError> {
+        self.opt_f64(name)?.ok_or_else(|| missing(format!("{}{name} is required", self.prefix)))
+    }
+
+    /// An optional whole number within `min..=max`.
+    pub fn opt_u64_in(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, ApiError> {
+        let Some(f) = self.opt_f64(name)? else {
+            return Ok(None);
+        };
+        if f.fract() != 0.0 {
+            return Err(invalid_params(format!("{}{name} must be a whole number", self.prefix)));
+        }
+        if f < min as f64 || f > max as f64 {
+            return Err(out_of_bounds(format!("{}{name} must be between {min} and {max}", self.prefix)));
+        }
+        Ok(Some(f as u64))
+    }
+
+    pub fn opt_str_array(&self, name: &str) -> Result<Option<Vec<&'a str>>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .ok_or_else(|| invalid_params(format!("{}{name} must be an array of strings", self.prefix)))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(_) => Err(invalid_params(format!("{}{name} must be an array of strings", self.prefix))),
+        }
+    }
+
+    pub fn opt_object(&self, name: &str, prefix: &'static str) -> Result<Option<Fields<'a>>, ApiError> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(v) => Fields::with_prefix(v, &format!("{}{name}", self.prefix), prefix).map(Some),
+        }
+    }
+}
+
+/// Limits and browser settings of a task; a session's parameters are the defaults of its tasks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskLimits {
+    pub max_duration_ms: u64,
+    pub max_input_tokens: u64,
+    pub max_output_tokens: u64,
+    pub starting_url: Option<String>,
+    /// Normalised host names.
+    pub avoid_domains: Vec<String>,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            max_duration_ms: MAX_DURATION_MS,
+            max_input_tokens: DEFAULT_MAX_INPUT_TOKENS,
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            starting_url: None,
+            avoid_domains: Vec::new(),
+        }
+    }
+}
+
+impl TaskLimits {
+    /// Reads the optional limit fields of `f`, each defaulting to the value in `base`.
+    fn read(f: &Fields<'_>, base: &TaskLimits) -> Result<Self, ApiError> {
+        let starting_url = match f.opt_str("startingUrl")? {
+            None => base.starting_url.clone(),
+            Some(u) if u.trim().is_empty() => None,
+            Some(u) => Some(parse_starting_url(u)?),
+        };
+        let avoid_domains = match f.opt_str_array("avoidDomains")? {
+            None => base.avoid_domains.clone(),
+            Some(list) => parse_avoid_domains(&list)?,
+        };
+        Ok(TaskLimits {
+            max_duration_ms: f
+                .opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?
+                .unwrap_or(base.max_duration_ms),
+            max_input_tokens: f
+                .opt_u64_in("maxInputTokens", MIN_INPUT_TOKENS, MAX_INPUT_TOKENS)?
+                .unwrap_or(base.max_input_tokens),
+            max_output_tokens: f
+                .opt_u64_in("maxOutputTokens", MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)?
+                .unwrap_or(base.max_output_tokens),
+            starting_url,
+            avoid_domains,
+        })
+    }
+}
+
+fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
+    let raw = raw.trim();
+    if raw.len() > MAX_URL_LEN {
+        return Err(out_of_bounds(format!("startingUrl must be at most {MAX_URL_LEN} characters")));
+    }
+    let parsed = url::Url::parse(raw).map_err(|_| out_of_bounds("startingUrl must be an absolute http(s) URL"))?;
+    match parsed.scheme() {
+        "http" | "https" if parsed.host_str().is_some() => Ok(parsed.to_string()),
+        _ => Err(out_of_bounds("startingUrl must be an absolute http(s) URL")),
+    }
+}
+
+fn parse_avoid_domains(list: &[&str]) -> Result<Vec<String>, ApiError> {
+    if list.len() > MAX_AVOID_DOMAINS {
+        return Err(out_of_bounds(format!("avoidDomains may hold at most {MAX_AVOID_DOMAINS} entries")));
+    }
+    let mut out = Vec::with_capacity(list.len());
+    for raw in list {
+        let d = normalize_domain(raw)
+            .ok_or_else(|| out_of_bounds(format!("avoidDomains entry {raw:?} is not a domain name")))?;
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_task_details(raw: &str) -> Result<String, ApiError> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() {
+        return Err(ApiError::new(ErrorCode::InvalidTaskDetails, "taskDetails must not be empty"));
+    }
+    if trimmed.chars().count() > MAX_TASK_DETAILS_CHARS {
+        return Err(ApiError::new(
+            ErrorCode::InvalidTaskDetails,
+            format!("taskDetails must be at most {MAX_TASK_DETAILS_CHARS} characters"),
+        ));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// Body of start-session and run-task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionParams {
+    /// The initial task; `None` when the session starts idle.
+    pub task_details: Option<String>,
+    pub limits: TaskLimits,
+    pub terminate_on_completion: bool,
+}
+
+/// Which endpoint the session parameters came from: run-task requires taskDetails and forces
+/// terminateOnCompletion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOrigin {
+    StartSession,
+    RunTask,
+}
+
+impl SessionParams {
+    pub fn parse(body: &Value, origin: SessionOrigin) -> Result<Self, ApiError> {
+        let f = Fields::of(body, "request body")?;
+        let task_details = match (f.opt_str("taskDetails")?, origin) {
+            (None, SessionOrigin::RunTask) => return Err(missing("taskDetails is required")),
+            (None, SessionOrigin::StartSession) => None,
+            (Some(s), SessionOrigin::StartSession) if s.trim().is_empty() => None,
+            (Some(s), _) => Some(parse_task_details(s)?),
+        };
+        if let Some(mode) = f.opt_str("mode")? {
+            if mode != "default" {
+                return Err(out_of_bounds("mode must be \"default\" (the only supported mode)"));
+            }
+        }
+        let terminate = f.opt_bool("terminateOnCompletion")?.unwrap_or(false);
+        let limits = TaskLimits::read(&f, &TaskLimits::default())?;
+        Ok(SessionParams {
+            task_details,
+            limits,
+            terminate_on_completion: origin == SessionOrigin::RunTask || terminate,
+        })
+    }
+}
+
+/// A new task: its text and its limits (defaults from the session).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTask {
+    pub task_details: String,
+    pub limits: TaskLimits,
+    pub terminate_on_completion: bool,
+}
+
+/// `newState` of a state message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateCommand {
+    Pause,
+    Resume,
+    Stop,
+    Terminate,
+}
+
+/// Manual browser control.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Interaction {
+    TakeOverControl,
+    ReleaseControl,
+    Click { x: f64, y: f64 },
+    DoubleClick { x: f64, y: f64 },
+    Type { text: String, human_like: bool },
+    KeyPress { key: String },
+}
+
+/// One message of send-message (or of the WebSocket channel).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    NewTask(NewTask),
+    State(StateCommand),
+    Interaction(Interaction),
+    Guardrail { answer: String },
+}
+
+/// Body of send-message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SendMessage {
+    pub session_id: String,
+    /// The raw message object; parse it with [`Message::parse`] against the session's defaults.
+    pub message: Value,
+}
+
+impl SendMessage {
+    pub fn parse(body: &Value) -> Result<Self, ApiError> {
+        let f = Fields::of(body, "request body")?;
+        if !f.has("sessionId") || !f.has("message") {
+            return Err(missing("sessionId and message are required"));
+        }
+        let session_id = f.req_str("sessionId")?;
+        if session_id.trim().is_empty() {
+            return Err(missing("sessionId and message are required"));
+        }
+        let message = f.get("message").cloned().unwrap_or(Value::Null);
+        if !message.is_object() {
+            return Err(invalid_params("message must be a JSON object"));
+        }
+        Ok(SendMessage { session_id: session_id.to_owned(), message })
+    }
+}
+
+impl Message {
+    /// Parses a message object; task limits not given default to `session_defaults`.
+    pub fn parse(value: &Value, session_defaults: &TaskLimits) -> Result<Self, ApiError> {
+        let f = Fields::of(value, "message")?;
+        let action_type = f.req_str("actionType")?;
+        match action_type {
+            "newTask" => {
+                let new_state = f.req_str("newState")?;
+                if new_state != "start" {
+                    return Err(invalid_params("newState must be \"start\" for a newTask message"));
+                }
+                let task_details = parse_task_details(f.req_str("taskDetails")?)?;
+                Ok(Message::NewTask(NewTask {
+                    task_details,
+                    limits: TaskLimits::read(&f, session_defaults)?,
+                    terminate_on_completion: f.opt_bool("terminateOnCompletion")?.unwrap_or(false),
+                }))
+            }
+            "state" => {
+                let cmd = match f.req_str("newState")? {
+                    "pause" => StateCommand::Pause,
+                    "resume" => StateCommand::Resume,
+                    "stop" => StateCommand::Stop,
+                    "terminate" => StateCommand::Terminate,
+                    other => {
+                        return Err(invalid_params(format!(
+                            "newState {other:?} is not one of pause, resume, stop, terminate"
+                        )))
+                    }
+                };
+                Ok(Message::State(cmd))
+            }
+            "interaction" => {
+                let action = f.opt_object("action", "action.")?.ok_or_else(|| missing("action is required"))?;
+                Ok(Message::Interaction(parse_interaction(&action)?))
+            }
+            "guardrail" => {
+                let new_state = f.req_str("newState")?;
+                if new_state != "resume" {
+                    return Err(invalid_params("newState must be \"resume\" for a guardrail message"));
+                }
+                let answer = f.req_str("taskDetails")?;
+                if answer.chars().count() > MAX_TASK_DETAILS_CHARS {
+                    return Err(ApiError::new(ErrorCode::InvalidTaskDetails, "taskDetails is too long"));
+                }
+                Ok(Message::Guardrail { answer: answer.to_owned() })
+            }
+            other => Err(invalid_params(format!(
+                "unknown actionType {other:?}; expected newTask, state, interaction or guardrail"
+            ))),
+        }
+    }
+}
+
+fn parse_point(f: &Fields<'_>) -> Result<(f64, f64), ApiError> {
+    let x = f.req_f64("x")?;
+    let y = f.req_f64("y")?;
+    if !(0.0..=crate::geometry::FRAME_WIDTH as f64).contains(&x) {
+        return Err(out_of_bounds("action.x must be between 0 and 1024"));
+    }
+    let min_y = crate::geometry::CHROME_BAND as f64;
+    if !(min_y..=crate::geometry::FRAME_HEIGHT as f64).contains(&y) {
+        return Err(out_of_bounds("action.y must be between 155 and 600 (the top 155 pixels are browser chrome)"));
+    }
+    Ok((x, y))
+}
+
+fn parse_interaction(f: &Fields<'_>) -> Result<Interaction, ApiError> {
+    match f.req_str("type")? {
+        "takeOverControl" => Ok(Interaction::TakeOverControl),
+        "releaseControl" => Ok(Interaction::ReleaseControl),
+        "CLICK" => parse_point(f).map(|(x, y)| Interaction::Click { x, y }),
+        "DOUBLE_CLICK" => parse_point(f).map(|(x, y)| Interaction::DoubleClick { x, y }),
+        "TYPE" => {
+            let text = f.req_str("text")?;
+            if text.chars().count() > MAX_TYPE_TEXT_CHARS {
+                return Err(out_of_bounds(format!("action.text must be at most {MAX_TYPE_TEXT_CHARS} characters")));
+            }
+            Ok(Interaction::Type { text: text.to_owned(), human_like: f.opt_bool("humanLike")?.unwrap_or(false) })
+        }
+        "KEY_PRESS" => {
+            let key = f.req_str("key")?;
+            if NAMED_KEYS.contains(&key) || key.chars().count() == 1 {
+                Ok(Interaction::KeyPress { key: key.to_owned() })
+            } else {
+                Err(out_of_bounds(format!(
+                    "action.key {key:?} is not supported; use a single character or one of {}",
+                    NAMED_KEYS.join(", ")
+                )))
+            }
+        }
+        other => Err(invalid_params(format!(
+            "unknown action.type {other:?}; expected takeOverControl, releaseControl, CLICK, DOUBLE_CLICK, TYPE or KEY_PRESS"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code<T: std::fmt::Debug>(r: Result<T, ApiError>) -> ErrorCode {
+        r.expect_err("expected an error").code
+    }
+
+    #[test]
+    fn session_defaults_follow_the_spec() {
+        let p = SessionParams::parse(&json!({}), SessionOrigin::StartSession).unwrap();
+        assert_eq!(p.task_details, None);
+        assert_eq!(p.limits, TaskLimits::default());
+        assert!(!p.terminate_on_completion);
+        let p = SessionParams::parse(&json!({"taskDetails": "x"}), SessionOrigin::RunTask).unwrap();
+        assert!(p.terminate_on_completion);
+    }
+
+    #[test]
+    fn bounds_use_the_stricter_ranges() {
+        let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+        assert_eq!(code(parse(json!({"maxDuration": 999}))), ErrorCode::InvalidParameter);
+        assert_eq!(code(parse(json!({"maxDuration": 300001}))), ErrorCode::InvalidParameter);
+        assert_eq!(code(parse(json!({"maxInputTokens": 999}))), ErrorCode::InvalidParameter);
+        assert_eq!(code(parse(json!({"maxOutputTokens": 50001}))), ErrorCode::InvalidParameter);
+        assert_eq!(code(parse(json!({"maxOutputTokens": "100"}))), ErrorCode::InvalidParams);
+        assert_eq!(code(parse(json!({"mode": "fast"}))), ErrorCode::InvalidParameter);
+        assert_eq!(code(parse(json!({"startingUrl": "ftp://x"}))), ErrorCode::InvalidParameter);
+        assert_eq!(code(parse(json!({"avoidDomains": "x.com"}))), ErrorCode::InvalidParams);
+        assert_eq!(code(parse(json!([1]))), ErrorCode::InvalidParams);
+        let ok =
+            parse(json!({"maxDuration": 1000, "maxOutputTokens": 100, "avoidDomains": ["A.com", "a.com"]})).unwrap();
+        assert_eq!(ok.limits.avoid_domains, vec!["a.com".to_owned()]);
+    }
+
+    #[test]
+    fn run_task_requires_task_details() {
+        assert_eq!(code(SessionParams::parse(&json!({}), SessionOrigin::RunTask)), ErrorCode::MissingRequiredField);
+        assert_eq!(
+            code(SessionParams::parse(&json!({"taskDetails": "  "}), SessionOrigin::RunTask)),
+            ErrorCode::InvalidTaskDetails
+        );
+    }
+
+    #[test]
+    fn messages_parse_and_reject() {
+        let d = TaskLimits::default();
+        let m =
+            Message::parse(&json!({"actionType": "newTask", "newState": "start", "taskDetails": "go"}), &d).unwrap();
+        assert!(matches!(m, Message::NewTask(_)));
+        assert_eq!(code(Message::parse(&json!({"actionType": "dance"}), &d)), ErrorCode::InvalidParams);
+        assert_eq!(code(Message::parse(&json!({}), &d)), ErrorCode::MissingRequiredField);
+        assert_eq!(
+            code(Message::parse(&json!({"actionType": "newTask", "newState": "start"}), &d)),
+            ErrorCode::MissingRequiredField
+        );
+        assert_eq!(
+            code(Message::parse(&json!({"actionType": "state", "newState": "start"}), &d)),
+            ErrorCode::InvalidParams
+        );
+        let click = |x: f64, y: f64| json!({"actionType": "interaction", "action": {"type": "CLICK", "x": x, "y": y}});
+        assert_eq!(code(Message::parse(&click(10.0, 100.0), &d)), ErrorCode::InvalidParameter);
+        assert_eq!(code(Message::parse(&click(1025.0, 300.0), &d)), ErrorCode::InvalidParameter);
+        assert!(Message::parse(&click(1024.0, 600.0), &d).is_ok());
+        let key = json!({"actionType": "interaction", "action": {"type": "KEY_PRESS", "key": "F13"}});
+        assert_eq!(code(Message::parse(&key, &d)), ErrorCode::InvalidParameter);
+    }
+
+    #[test]
+    fn send_message_needs_both_fields() {
+        assert_eq!(code(SendMessage::parse(&json!({"sessionId": "s"}))), ErrorCode::MissingRequiredField);
+        assert_eq!(code(SendMessage::parse(&json!({"sessionId": 5, "message": {}}))), ErrorCode::InvalidParams);
+        assert_eq!(code(SendMessage::parse(&json!({"sessionId": "s", "message": "x"}))), ErrorCode::InvalidParams);
+    }
+}

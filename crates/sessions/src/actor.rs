@@ -1,0 +1,328 @@
+//! One session as an actor: a tokio task that owns the browser lease, the state machine and the
+//! running task, and handles one command at a time. Timers (maxDuration, idle) and the end of the
+//! running task arrive in the same loop, so state changes never race.
+
+use crate::live::LiveTask;
+use crate::manager::Shared;
+use crate::runner::{self, RunningTask};
+use std::sync::Arc;
+use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use webpilot_agent::AgentError;
+use webpilot_browser::BrowserLease;
+use webpilot_core::events::{EndReason, SessionEvent};
+use webpilot_core::geometry::frame_to_page;
+use webpilot_core::params::{Interaction, NewTask, StateCommand};
+use webpilot_core::state::{transition, Input, SessionState};
+use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
+
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+
+pub(crate) enum Command {
+    NewTask { task: NewTask, context: Vec<(String, String)>, reply: Reply<Arc<LiveTask>> },
+    State { command: StateCommand, reply: Reply<String> },
+    Interaction { action: Interaction, reply: Reply<String> },
+    Guardrail { answer: String, reply: Reply<String> },
+}
+
+pub(crate) struct SessionActor {
+    pub id: SessionId,
+    pub user_id: UserId,
+    pub lease: BrowserLease,
+    pub state: SessionState,
+    /// Session-level terminateOnCompletion (run-task, or start-session's flag).
+    pub terminate_on_completion: bool,
+    pub expires_at: Instant,
+    pub rx: mpsc::Receiver<Command>,
+    pub bus: broadcast::Sender<SessionEvent>,
+    pub shared: Arc<Shared>,
+    pub task: Option<RunningTask>,
+    pub manual: bool,
+    pub last_activity: Instant,
+    pub interactions: JoinSet<()>,
+    pub input_lock: Arc<Mutex<()>>,
+    /// Replies to `terminate`, sent once the session is really closed.
+    pub end_replies: Vec<Reply<String>>,
+}
+
+/// What woke the actor up.
+enum Wake {
+    Command(Option<Command>),
+    TaskEnd(Result<String, AgentError>),
+    End(EndReason),
+}
+
+/// Resolves when the browser hosting the session dies.
+async fn lease_lost(lease: &BrowserLease) {
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        if !lease.is_alive() {
+            return;
+        }
+    }
+}
+
+/// Awaits the running task, or never when there is none.
+async fn task_end(task: &mut Option<RunningTask>) -> Result<String, AgentError> {
+    match task {
+        Some(t) => runner::joined((&mut t.join).await),
+        None => std::future::pending().await,
+    }
+}
+
+impl SessionActor {
+    pub async fn run(mut self) {
+        let shutdown = self.shared.shutdown.clone();
+        let reason = loop {
+            let idle_deadline = match self.task {
+                Some(_) => self.expires_at,
+                None => self.last_activity + self.shared.config.idle_timeout,
+            };
+            let wake = tokio::select! {
+                cmd = self.rx.recv() => Wake::Command(cmd),
+                result = task_end(&mut self.task) => Wake::TaskEnd(result),
+                _ = tokio::time::sleep_until(self.expires_at) => Wake::End(EndReason::Expired),
+                _ = tokio::time::sleep_until(idle_deadline) => Wake::End(EndReason::Expired),
+                _ = lease_lost(&self.lease) => Wake::End(EndReason::InstanceLost),
+                _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),
+            };
+            let end = match wake {
+                Wake::Command(Some(cmd)) => {
+                    self.last_activity = Instant::now();
+                    self.handle(cmd).await
+                }
+                Wake::Command(None) => Some(EndReason::Terminated),
+                Wake::TaskEnd(result) => self.on_task_end(result).await,
+                Wake::End(reason) => Some(reason),
+            };
+            if let Some(reason) = end {
+                break reason;
+            }
+        };
+        self.end(reason).await;
+    }
+
+    fn task_running(&self) -> bool {
+        self.task.is_some()
+    }
+
+    async fn set_state(&mut self, next: SessionState) {
+        if self.state != next {
+            self.state = next;
+            if let Err(e) = self.shared.store.set_session_state(&self.id, next.as_str()).await {
+                tracing::warn!(session = %self.id, error = %e, "storing the session state failed");
+            }
+        }
+    }
+
+    /// Applies an input to the state machine.
+    async fn apply(&mut self, input: Input) -> Result<bool, ApiError> {
+        let t = transition(self.state, self.task_running(), input)?;
+        self.set_state(t.next).await;
+        Ok(t.changed)
+    }
+
+    /// Handles one command; returns an end reason when the session must end.
+    async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
+        match cmd {
+            Command::NewTask { task, context, reply } => {
+                let r = self.start_task(task, context).await;
+                let _ = reply.send(r);
+                None
+            }
+            Command::State { command, reply } => {
+                let (r, end) = self.state_command(command).await;
+                if end.is_some() && r.is_ok() {
+                    self.end_replies.push(reply);
+                } else {
+                    let _ = reply.send(r);
+                }
+                end
+            }
+            Command::Interaction { action, reply } => {
+                self.interaction(action, reply).await;
+                None
+            }
+            Command::Guardrail { answer, reply } => {
+                let answered = self.task.as_ref().is_some_and(|t| t.live.control.answer(answer));
+                let _ = reply.send(if answered {
+                    Ok("guardrail answered; the task continues".into())
+                } else {
+                    Err(ApiError::new(ErrorCode::InvalidState, "no guardrail is waiting for an answer"))
+                });
+                None
+            }
+        }
+    }
+
+    async fn start_task(&mut self, task: NewTask, context: Vec<(String, String)>) -> Result<Arc<LiveTask>, ApiError> {
+        let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
+        let task_id = TaskId::new();
+        self.shared
+            .store
+            .insert_task(&task_id, &self.id, &self.user_id, &task.task_details)
+            .await
+            .map_err(|e| internal("storing a task", e))?;
+        let running = runner::spawn(
+            self.shared.agent.clone(),
+            self.lease.page().clone(),
+            self.bus.clone(),
+            self.id.clone(),
+            task_id.clone(),
+            task,
+            context,
+        );
+        if self.manual {
+            running.live.control.set_manual(true);
+        }
+        let live = running.live.clone();
+        self.shared.register_task(live.clone());
+        self.task = Some(running);
+        self.set_state(next).await;
+        tracing::info!(session = %self.id, task = %task_id, agent = self.shared.agent.name(), "task started");
+        Ok(live)
+    }
+
+    async fn state_command(&mut self, command: StateCommand) -> (Result<String, ApiError>, Option<EndReason>) {
+        let input = match command {
+            StateCommand::Pause => Input::Pause,
+            StateCommand::Resume => Input::Resume,
+            StateCommand::Stop => Input::Stop,
+            StateCommand::Terminate => Input::Terminate,
+        };
+        let changed = match self.apply(input).await {
+            Ok(c) => c,
+            Err(e) => return (Err(e), None),
+        };
+        let control = self.task.as_ref().map(|t| t.live.control.clone());
+        let msg = match (command, control) {
+            (StateCommand::Terminate, _) => return (Ok("session terminated".into()), Some(EndReason::Terminated)),
+            (StateCommand::Pause, Some(c)) => {
+                c.pause();
+                "task paused; it stops after its current action"
+            }
+            (StateCommand::Resume, Some(c)) => {
+                c.resume();
+                "task resumed"
+            }
+            (StateCommand::Stop, Some(c)) if changed => {
+                c.stop();
+                "task stopped; the session is ready for a new task"
+            }
+            (StateCommand::Stop, _) => "no task is running",
+            (_, None) => "no task is running",
+        };
+        (Ok(msg.into()), None)
+    }
+
+    async fn interaction(&mut self, action: Interaction, reply: Reply<String>) {
+        let control = self.task.as_ref().map(|t| t.live.control.clone());
+        match action {
+            Interaction::TakeOverControl => {
+                self.manual = true;
+                if let Some(c) = control {
+                    c.set_manual(true);
+                }
+                let _ = reply.send(Ok("manual control enabled; the agent waits until releaseControl".into()));
+                return;
+            }
+            Interaction::ReleaseControl => {
+                self.manual = false;
+                if let Some(c) = control {
+                    c.set_manual(false);
+                }
+                let _ = reply.send(Ok("control returned to the agent".into()));
+                return;
+            }
+            _ => {}
+        }
+        if self.task_running() && !self.manual && self.state != SessionState::Paused {
+            let _ = reply.send(Err(ApiError::new(
+                ErrorCode::TaskAlreadyRunning,
+                "a task is running: send takeOverControl (or pause or stop the task) before manual input",
+            )));
+            return;
+        }
+        let page = self.lease.page().clone();
+        let lock = self.input_lock.clone();
+        self.interactions.spawn(async move {
+            let _guard = lock.lock().await;
+            let result = match action {
+                Interaction::Click { x, y } => page.click_at(frame_to_page(x, y), false).await.map(|_| "clicked"),
+                Interaction::DoubleClick { x, y } => {
+                    page.click_at(frame_to_page(x, y), true).await.map(|_| "double-clicked")
+                }
+                Interaction::Type { text, human_like } => page.type_text(&text, human_like).await.map(|_| "typed"),
+                Interaction::KeyPress { key } => page.press_key(&key).await.map(|_| "key pressed"),
+                Interaction::TakeOverControl | Interaction::ReleaseControl => Ok("done"),
+            };
+            let _ = reply.send(result.map(str::to_owned).map_err(|e| ApiError::new(e.code(), e.to_string())));
+        });
+        // Reap finished interactions so the set does not grow.
+        while self.interactions.try_join_next().is_some() {}
+    }
+
+    /// Records a task's outcome (stored, charged, published) and forgets it.
+    async fn record(&self, live: &LiveTask, result: Result<String, AgentError>) {
+        runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, result).await;
+        self.shared.unregister_task(&live.id);
+    }
+
+    /// The running task ended by itself (or after stop); returns an end reason when the session
+    /// must close (terminateOnCompletion).
+    async fn on_task_end(&mut self, result: Result<String, AgentError>) -> Option<EndReason> {
+        let task = self.task.take()?;
+        self.record(&task.live, result).await;
+        if let Err(e) = self.apply(Input::TaskFinished).await {
+            tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
+        }
+        (task.terminate_on_completion || self.terminate_on_completion).then_some(EndReason::TerminateOnCompletion)
+    }
+
+    /// Ends the session: the running task is stopped and recorded, the browser context closed,
+    /// `end_session` published and the session forgotten.
+    async fn end(mut self, reason: EndReason) {
+        if let Some(task) = self.task.take() {
+            task.live.control.stop();
+            let result = match tokio::time::timeout(std::time::Duration::from_secs(5), task.join).await {
+                Ok(r) => runner::joined(r),
+                Err(_) => Err(AgentError::stopped()),
+            };
+            let result = match (result, reason) {
+                (Ok(m), _) => Ok(m),
+                (Err(_), EndReason::Expired) => Err(AgentError::new(
+                    ErrorCode::SessionExpired,
+                    "the session reached its maxDuration (or idle timeout) while the task ran",
+                )),
+                (Err(_), EndReason::InstanceLost) => {
+                    Err(AgentError::new(ErrorCode::InstanceUnavailable, "the browser instance was lost"))
+                }
+                (Err(e), _) if e.code != ErrorCode::TaskStopped => Err(e),
+                (Err(_), _) => {
+                    Err(AgentError::new(ErrorCode::TaskStopped, "the session was terminated while the task ran"))
+                }
+            };
+            self.record(&task.live, result).await;
+        }
+        self.interactions.abort_all();
+        self.state = SessionState::Terminated;
+        if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str()).await {
+            tracing::warn!(session = %self.id, error = %e, "storing the session end failed");
+        }
+        self.shared.unregister_session(&self.id);
+        let _ = self.bus.send(SessionEvent::EndSession { reason });
+        tracing::info!(session = %self.id, reason = reason.as_str(), "session ended");
+        let replies = std::mem::take(&mut self.end_replies);
+        // Dropping self releases the lease (the browser context is disposed) before anyone is told.
+        drop(self);
+        for reply in replies {
+            let _ = reply.send(Ok("session terminated".into()));
+        }
+    }
+}
+
+pub(crate) fn internal(what: &str, e: impl std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "{what} failed");
+    ApiError::code(ErrorCode::InternalError)
+}

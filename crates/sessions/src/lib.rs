@@ -1,0 +1,11 @@
+//! webpilot-sessions: live sessions. Each session is an actor (a tokio task owning its browser lease,
+//! state and current task) behind a cheap handle; the `SessionManager` is the registry that creates
+//! them, routes messages to them, answers task polls and enforces ownership and balance rules.
+
+mod actor;
+mod live;
+mod manager;
+mod runner;
+
+pub use live::{LiveTask, TaskView};
+pub use manager::{SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask};

@@ -1,0 +1,121 @@
+//! A task while it runs (shared by its session actor, the registry and waiting requests), and the view
+//! of a task a poll returns, whether it is live or stored.
+
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+use tokio::sync::watch;
+use webpilot_agent::{TaskControl, UsageMeter};
+use webpilot_core::events::{Guardrail, ResultData};
+use webpilot_core::usage::{Prices, Usage};
+use webpilot_core::{ErrorCode, SessionId, TaskId};
+use webpilot_store::{TaskRecord, TaskStatus};
+
+pub struct LiveTask {
+    pub id: TaskId,
+    pub session_id: SessionId,
+    pub control: TaskControl,
+    pub meter: UsageMeter,
+    /// Becomes true once the outcome is stored.
+    done: watch::Sender<bool>,
+}
+
+impl LiveTask {
+    pub fn new(id: TaskId, session_id: SessionId, control: TaskControl, meter: UsageMeter) -> Arc<Self> {
+        Arc::new(LiveTask { id, session_id, control, meter, done: watch::Sender::new(false) })
+    }
+
+    pub fn mark_done(&self) {
+        self.done.send_replace(true);
+    }
+
+    /// Waits until the outcome is stored or a guardrail asks for a human; false on timeout.
+    pub async fn wait_settled(&self, timeout: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if self.control.pending_guardrail().is_some() {
+                return true;
+            }
+            let step = deadline
+                .saturating_duration_since(tokio::time::Instant::now())
+                .min(std::time::Duration::from_millis(100));
+            if step.is_zero() {
+                return false;
+            }
+            if self.wait_done(step).await {
+                return true;
+            }
+        }
+    }
+
+    /// Waits until the outcome is stored; false on timeout.
+    pub async fn wait_done(&self, timeout: std::time::Duration) -> bool {
+        let mut rx = self.done.subscribe();
+        let done = matches!(tokio::time::timeout(timeout, rx.wait_for(|d| *d)).await, Ok(Ok(_)));
+        done
+    }
+
+    /// The poll view while running.
+    pub fn view(&self) -> TaskView {
+        match self.control.pending_guardrail() {
+            Some(g) => TaskView::Guardrail(g),
+            None => TaskView::Running { usage: self.meter.snapshot() },
+        }
+    }
+}
+
+/// What a poll of a task shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskView {
+    Running { usage: Usage },
+    Guardrail(Guardrail),
+    Complete { data: ResultData, usage: Usage, cost_micros: i64, completed_at: DateTime<Utc> },
+    Failed { error: String, code: Option<ErrorCode>, usage: Usage, cost_micros: i64 },
+}
+
+impl TaskView {
+    /// The view of a stored task.
+    pub fn from_record(r: &TaskRecord) -> TaskView {
+        match r.status {
+            TaskStatus::Running => TaskView::Running { usage: r.usage },
+            TaskStatus::Guardrail => match &r.guardrail {
+                Some((kind, value)) => TaskView::Guardrail(Guardrail { kind: kind.clone(), value: value.clone() }),
+                None => TaskView::Running { usage: r.usage },
+            },
+            TaskStatus::Complete => TaskView::Complete {
+                data: result_data(r.result_message.clone().unwrap_or_default(), r.usage),
+                usage: r.usage,
+                cost_micros: r.cost_micros,
+                completed_at: r.completed_at.and_then(DateTime::from_timestamp_millis).unwrap_or_else(Utc::now),
+            },
+            TaskStatus::Failed => TaskView::Failed {
+                error: r.error.clone().unwrap_or_else(|| "the task failed".into()),
+                code: r.code,
+                usage: r.usage,
+                cost_micros: r.cost_micros,
+            },
+        }
+    }
+
+    /// Cost in USD at `prices` for running tasks, as charged for finished ones.
+    pub fn cost_usd(&self, prices: &Prices) -> f64 {
+        use webpilot_core::usage::micros_to_usd;
+        match self {
+            TaskView::Running { usage } => micros_to_usd(usage.cost_micros(prices)),
+            TaskView::Guardrail(_) => 0.0,
+            TaskView::Complete { cost_micros, .. } | TaskView::Failed { cost_micros, .. } => {
+                micros_to_usd(*cost_micros)
+            }
+        }
+    }
+}
+
+/// The spec's result data object.
+pub fn result_data(message: String, usage: Usage) -> ResultData {
+    ResultData {
+        message,
+        prompt_tokens: usage.input_tokens,
+        completion_tokens: usage.output_tokens,
+        total_tokens: usage.input_tokens + usage.output_tokens,
+        completion_time: usage.compute_ms as f64 / 1000.0,
+    }
+}

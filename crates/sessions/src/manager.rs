@@ -1,0 +1,331 @@
+//! The registry of live sessions and the domain entry points the API calls: start a session, send it
+//! a message, wait for or poll a task. Ownership (a session answers only its own user) and the balance
+//! rule (no new work at or below zero) are enforced here.
+
+use crate::actor::{internal, Command, SessionActor};
+use crate::live::{LiveTask, TaskView};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot, Mutex as AsyncMutex};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use webpilot_agent::Agent;
+use webpilot_browser::{BrowserError, BrowserPool, DomainPolicy};
+use webpilot_core::events::SessionEvent;
+use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
+use webpilot_core::state::SessionState;
+use webpilot_core::usage::Prices;
+use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
+use webpilot_store::{Store, User};
+
+/// Tunables of the session layer.
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    /// How long run-task and newTask wait inline before answering `pending` (spec: 50 s).
+    pub task_wait: Duration,
+    /// A session with no task and no message for this long ends as `expired` (at most 5 min).
+    pub idle_timeout: Duration,
+    pub prices: Prices,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            task_wait: Duration::from_secs(50),
+            idle_timeout: Duration::from_secs(300),
+            prices: Prices::default(),
+        }
+    }
+}
+
+/// The cheap handle of a live session.
+#[derive(Clone)]
+struct SessionHandle {
+    user_id: UserId,
+    /// Task limits new tasks inherit.
+    defaults: TaskLimits,
+    tx: mpsc::Sender<Command>,
+    bus: broadcast::Sender<SessionEvent>,
+}
+
+pub(crate) struct Shared {
+    pub store: Store,
+    pub pool: BrowserPool,
+    pub agent: Arc<dyn Agent>,
+    pub config: SessionConfig,
+    pub shutdown: CancellationToken,
+    sessions: Mutex<HashMap<SessionId, SessionHandle>>,
+    tasks: Mutex<HashMap<TaskId, Arc<LiveTask>>>,
+    tracker: TaskTracker,
+}
+
+impl Shared {
+    pub fn register_task(&self, live: Arc<LiveTask>) {
+        if let Ok(mut m) = self.tasks.lock() {
+            m.insert(live.id.clone(), live);
+        }
+    }
+    pub fn unregister_task(&self, id: &TaskId) {
+        if let Ok(mut m) = self.tasks.lock() {
+            m.remove(id);
+        }
+    }
+    pub fn unregister_session(&self, id: &SessionId) {
+        if let Ok(mut m) = self.sessions.lock() {
+            m.remove(id);
+        }
+    }
+    fn live_task(&self, id: &str) -> Option<Arc<LiveTask>> {
+        self.tasks.lock().ok()?.get(&TaskId::from_string(id)).cloned()
+    }
+    fn session(&self, id: &str) -> Option<SessionHandle> {
+        self.sessions.lock().ok()?.get(&SessionId::from_string(id)).cloned()
+    }
+}
+
+/// A created session, as start-session reports it.
+pub struct StartedSession {
+    pub session_id: SessionId,
+    pub expires_in_ms: u64,
+    pub balance_micros: i64,
+    pub task: Option<StartedTask>,
+}
+
+/// A started task; wait on it with [`SessionManager::wait_task`].
+#[derive(Clone)]
+pub struct StartedTask {
+    pub session_id: SessionId,
+    pub task_id: TaskId,
+    live: Arc<LiveTask>,
+}
+
+/// What a send-message call produced.
+pub enum SendOutcome {
+    Task(StartedTask),
+    Ack(String),
+}
+
+#[derive(Clone)]
+pub struct SessionManager {
+    shared: Arc<Shared>,
+}
+
+fn no_session() -> ApiError {
+    ApiError::code(ErrorCode::SessionNotFound)
+}
+
+impl SessionManager {
+    pub fn new(store: Store, pool: BrowserPool, agent: Arc<dyn Agent>, config: SessionConfig) -> Self {
+        SessionManager {
+            shared: Arc::new(Shared {
+                store,
+                pool,
+                agent,
+                config,
+                shutdown: CancellationToken::new(),
+                sessions: Mutex::new(HashMap::new()),
+                tasks: Mutex::new(HashMap::new()),
+                tracker: TaskTracker::new(),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &SessionConfig {
+        &self.shared.config
+    }
+
+    pub fn pool(&self) -> &BrowserPool {
+        &self.shared.pool
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.shared.store
+    }
+
+    /// Live sessions now.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.lock().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Creates a session (one browser context) for `user`, starting its first task if it has one.
+    pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, ApiError> {
+        if user.balance_micros <= 0 {
+            return Err(ApiError::code(ErrorCode::InsufficientBalance));
+        }
+        let lease = self.shared.pool.lease(DomainPolicy::new(params.limits.avoid_domains.clone())).await.map_err(
+            |e| match e {
+                BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
+                other => {
+                    tracing::error!(error = %other, "preparing a browser for a session failed");
+                    ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry")
+                }
+            },
+        )?;
+        if params.task_details.is_none() {
+            if let Some(url) = &params.limits.starting_url {
+                // A session without a task opens its startingUrl now, ready for manual use.
+                if let Err(e) = lease.page().goto(url).await {
+                    tracing::warn!(error = %e, "opening the session's startingUrl failed");
+                }
+            }
+        }
+        let session_id = SessionId::new();
+        let record = serde_json::json!({
+            "maxDuration": params.limits.max_duration_ms,
+            "maxInputTokens": params.limits.max_input_tokens,
+            "maxOutputTokens": params.limits.max_output_tokens,
+            "startingUrl": params.limits.starting_url,
+            "avoidDomains": params.limits.avoid_domains,
+            "terminateOnCompletion": params.terminate_on_completion,
+        });
+        self.shared
+            .store
+            .insert_session(&session_id, &user.id, SessionState::Active.as_str(), &record.to_string())
+            .await
+            .map_err(|e| internal("storing a session", e))?;
+        let (tx, rx) = mpsc::channel(32);
+        let (bus, _) = broadcast::channel(256);
+        let now = Instant::now();
+        let actor = SessionActor {
+            id: session_id.clone(),
+            user_id: user.id.clone(),
+            lease,
+            state: SessionState::Active,
+            terminate_on_completion: params.terminate_on_completion,
+            expires_at: now + Duration::from_millis(params.limits.max_duration_ms),
+            rx,
+            bus: bus.clone(),
+            shared: self.shared.clone(),
+            task: None,
+            manual: false,
+            last_activity: now,
+            interactions: JoinSet::new(),
+            input_lock: Arc::new(AsyncMutex::new(())),
+            end_replies: Vec::new(),
+        };
+        // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
+        // opened once (now, or by the first task), and later tasks continue where the browser is.
+        let defaults = TaskLimits { starting_url: None, ..params.limits.clone() };
+        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus };
+        if let Ok(mut m) = self.shared.sessions.lock() {
+            m.insert(session_id.clone(), handle.clone());
+        }
+        self.shared.tracker.spawn(actor.run());
+        tracing::info!(session = %session_id, user = %user.id, "session started");
+        let task = match params.task_details {
+            Some(details) => {
+                let task = NewTask {
+                    task_details: details,
+                    limits: params.limits.clone(),
+                    terminate_on_completion: params.terminate_on_completion,
+                };
+                Some(self.start_task(&session_id, &handle, task, Vec::new()).await?)
+            }
+            None => None,
+        };
+        Ok(StartedSession {
+            session_id,
+            expires_in_ms: params.limits.max_duration_ms,
+            balance_micros: user.balance_micros,
+            task,
+        })
+    }
+
+    async fn ask<T>(
+        &self,
+        handle: &SessionHandle,
+        make: impl FnOnce(oneshot::Sender<Result<T, ApiError>>) -> Command,
+    ) -> Result<T, ApiError> {
+        let (reply, rx) = oneshot::channel();
+        handle.tx.send(make(reply)).await.map_err(|_| no_session())?;
+        rx.await.map_err(|_| no_session())?
+    }
+
+    async fn start_task(
+        &self,
+        session_id: &SessionId,
+        handle: &SessionHandle,
+        task: NewTask,
+        context: Vec<(String, String)>,
+    ) -> Result<StartedTask, ApiError> {
+        let live = self.ask(handle, |reply| Command::NewTask { task, context, reply }).await?;
+        Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
+    }
+
+    /// The live session `session_id` if it belongs to `user`; another user's session is reported as
+    /// not found, so its existence does not leak.
+    fn owned(&self, user: &UserId, session_id: &str) -> Result<SessionHandle, ApiError> {
+        self.shared.session(session_id).filter(|h| &h.user_id == user).ok_or_else(no_session)
+    }
+
+    /// Handles one send-message message (or the same message from the WebSocket).
+    pub async fn send(&self, user: &User, session_id: &str, message: &Value) -> Result<SendOutcome, ApiError> {
+        let handle = self.owned(&user.id, session_id)?;
+        let id = SessionId::from_string(session_id);
+        match Message::parse(message, &handle.defaults)? {
+            Message::NewTask(task) => {
+                let balance = self.balance(&user.id).await?;
+                if balance <= 0 {
+                    return Err(ApiError::code(ErrorCode::InsufficientBalance));
+                }
+                self.start_task(&id, &handle, task, Vec::new()).await.map(SendOutcome::Task)
+            }
+            Message::State(command) => {
+                self.ask(&handle, |reply| Command::State { command, reply }).await.map(SendOutcome::Ack)
+            }
+            Message::Interaction(action) => {
+                self.ask(&handle, |reply| Command::Interaction { action, reply }).await.map(SendOutcome::Ack)
+            }
+            Message::Guardrail { answer } => {
+                self.ask(&handle, |reply| Command::Guardrail { answer, reply }).await.map(SendOutcome::Ack)
+            }
+        }
+    }
+
+    /// The user's balance now, in micro-dollars.
+    pub async fn balance(&self, user: &UserId) -> Result<i64, ApiError> {
+        let u = self.shared.store.get_user(user).await.map_err(|e| internal("reading a balance", e))?;
+        Ok(u.map(|u| u.balance_micros).unwrap_or(0))
+    }
+
+    /// Waits up to the configured inline wait for `task` to end (or to ask a human), then returns its view.
+    pub async fn wait_task(&self, task: &StartedTask) -> Result<TaskView, ApiError> {
+        if !task.live.wait_settled(self.shared.config.task_wait).await
+            || task.live.control.pending_guardrail().is_some()
+        {
+            return Ok(task.live.view());
+        }
+        self.poll(task.session_id.as_str(), task.task_id.as_str()).await
+    }
+
+    /// The poll view of a task: live state while it runs, the stored outcome afterwards.
+    pub async fn poll(&self, session_id: &str, task_id: &str) -> Result<TaskView, ApiError> {
+        if let Some(live) = self.shared.live_task(task_id).filter(|l| l.session_id.as_str() == session_id) {
+            return Ok(live.view());
+        }
+        let record = self
+            .shared
+            .store
+            .get_task(session_id, task_id)
+            .await
+            .map_err(|e| internal("reading a task", e))?
+            .ok_or_else(|| ApiError::code(ErrorCode::TaskNotFound))?;
+        Ok(TaskView::from_record(&record))
+    }
+
+    /// Subscribes to a live session's events (the WebSocket channel uses this).
+    pub fn subscribe(&self, session_id: &str) -> Option<broadcast::Receiver<SessionEvent>> {
+        self.shared.session(session_id).map(|h| h.bus.subscribe())
+    }
+
+    /// Ends every session (their tasks are recorded as stopped) and waits for the actors to finish.
+    pub async fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+        self.shared.tracker.close();
+        self.shared.tracker.wait().await;
+    }
+}

@@ -1,0 +1,103 @@
+//! Running one task: spawning the agent with its context and deadline, and recording the outcome
+//! (stored with its charge, published as `task_completed` or `error`) when it ends.
+
+use crate::live::{result_data, LiveTask};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+use webpilot_agent::{Agent, AgentContext, AgentError, AgentTask, EventSink, TaskControl, UsageMeter};
+use webpilot_browser::SessionPage;
+use webpilot_core::events::{SessionEvent, TaskEvent};
+use webpilot_core::params::NewTask;
+use webpilot_core::usage::{micros_to_usd, Prices};
+use webpilot_core::{ErrorCode, SessionId, TaskId};
+use webpilot_store::{Store, TaskOutcome};
+
+pub(crate) struct RunningTask {
+    pub live: Arc<LiveTask>,
+    pub join: JoinHandle<Result<String, AgentError>>,
+    pub terminate_on_completion: bool,
+}
+
+pub(crate) fn spawn(
+    agent: Arc<dyn Agent>,
+    page: SessionPage,
+    bus: broadcast::Sender<SessionEvent>,
+    session_id: SessionId,
+    task_id: TaskId,
+    task: NewTask,
+    context: Vec<(String, String)>,
+) -> RunningTask {
+    let sink = EventSink::new(task_id.clone(), bus);
+    let control = TaskControl::new(sink.clone());
+    let meter = UsageMeter::new(task.limits.max_input_tokens, task.limits.max_output_tokens);
+    let live = LiveTask::new(task_id.clone(), session_id, control.clone(), meter.clone());
+    page.policy().set(task.limits.avoid_domains.clone());
+    let ctx = AgentContext { page, control, events: sink, usage: meter };
+    let max = Duration::from_millis(task.limits.max_duration_ms);
+    let starting_url = task.limits.starting_url.clone();
+    let agent_task = AgentTask { task_id, details: task.task_details, context, limits: task.limits };
+    let join = tokio::spawn(async move {
+        let work = async {
+            if let Some(url) = &starting_url {
+                ctx.control.act(ctx.page.goto(url)).await?;
+                ctx.events.action("navigate", serde_json::json!({ "url": url }));
+            }
+            agent.run(agent_task, ctx.clone()).await
+        };
+        match tokio::time::timeout(max, work).await {
+            Ok(r) => r,
+            Err(_) => Err(AgentError::new(
+                ErrorCode::TaskTimeout,
+                format!("the task exceeded its maxDuration of {} ms", max.as_millis()),
+            )),
+        }
+    });
+    RunningTask { live, join, terminate_on_completion: task.terminate_on_completion }
+}
+
+/// Turns a join result into the task's result.
+pub(crate) fn joined(r: Result<Result<String, AgentError>, tokio::task::JoinError>) -> Result<String, AgentError> {
+    r.unwrap_or_else(|e| {
+        tracing::error!(error = %e, "the agent task panicked or was aborted");
+        Err(AgentError::new(ErrorCode::InternalError, "the agent failed unexpectedly"))
+    })
+}
+
+/// Stores the outcome and its charge, publishes the final event, and marks the task done.
+pub(crate) async fn finish(
+    store: &Store,
+    prices: &Prices,
+    bus: &broadcast::Sender<SessionEvent>,
+    live: &LiveTask,
+    result: Result<String, AgentError>,
+) {
+    let usage = live.meter.snapshot();
+    let cost = usage.cost_micros(prices);
+    let (outcome, event) = match result {
+        Ok(message) => (
+            TaskOutcome::Complete { message: message.clone() },
+            TaskEvent::Completed { data: result_data(message, usage), cost: micros_to_usd(cost) },
+        ),
+        Err(e) => (
+            TaskOutcome::Failed { error: e.message.clone(), code: e.code },
+            TaskEvent::Error { error: e.message, code: e.code },
+        ),
+    };
+    match store.finish_task(&live.id, &outcome, usage, cost).await {
+        Ok(balance) => {
+            tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished")
+        }
+        Err(e) => tracing::error!(task = %live.id, error = %e, "storing a task outcome failed"),
+    }
+    let _ = bus.send(SessionEvent::Task { task_id: live.id.to_string(), event });
+    live.mark_done();
+}
+
+fn outcome_name(o: &TaskOutcome) -> &'static str {
+    match o {
+        TaskOutcome::Complete { .. } => "complete",
+        TaskOutcome::Failed { code, .. } => code.as_str(),
+    }
+}

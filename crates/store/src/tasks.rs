@@ -1,0 +1,267 @@
+//! Task rows, their final outcome and its charge, and start-up recovery of tasks cut off by a crash.
+
+use crate::{now_ms, users::insert_ledger, Result, Store, StoreError};
+use webpilot_core::usage::Usage;
+use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
+
+/// Stored task status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    Running,
+    /// Waiting for a human's answer.
+    Guardrail,
+    Complete,
+    Failed,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Guardrail => "guardrail",
+            TaskStatus::Complete => "complete",
+            TaskStatus::Failed => "failed",
+        }
+    }
+    fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "running" => TaskStatus::Running,
+            "guardrail" => TaskStatus::Guardrail,
+            "complete" => TaskStatus::Complete,
+            "failed" => TaskStatus::Failed,
+            other => return Err(StoreError::Corrupt(format!("task status {other:?}"))),
+        })
+    }
+    pub fn is_final(self) -> bool {
+        matches!(self, TaskStatus::Complete | TaskStatus::Failed)
+    }
+}
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskOutcome {
+    Complete { message: String },
+    Failed { error: String, code: ErrorCode },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRecord {
+    pub id: TaskId,
+    pub session_id: SessionId,
+    pub user_id: UserId,
+    pub details: String,
+    pub status: TaskStatus,
+    pub result_message: Option<String>,
+    pub error: Option<String>,
+    pub code: Option<ErrorCode>,
+    /// `(type, value)` of the pending guardrail.
+    pub guardrail: Option<(String, String)>,
+    pub usage: Usage,
+    pub cost_micros: i64,
+    pub created_at: i64,
+    pub completed_at: Option<i64>,
+}
+
+#[derive(sqlx::FromRow)]
+struct TaskRow {
+    id: String,
+    session_id: String,
+    user_id: String,
+    details: String,
+    status: String,
+    result_message: Option<String>,
+    error: Option<String>,
+    code: Option<String>,
+    guardrail: Option<String>,
+    input_tokens: i64,
+    output_tokens: i64,
+    compute_ms: i64,
+    cost_micros: i64,
+    created_at: i64,
+    completed_at: Option<i64>,
+}
+
+impl TryFrom<TaskRow> for TaskRecord {
+    type Error = StoreError;
+    fn try_from(r: TaskRow) -> Result<Self> {
+        let guardrail = r.guardrail.and_then(|g| {
+            let (kind, value) = g.split_once('\n')?;
+            Some((kind.to_owned(), value.to_owned()))
+        });
+        Ok(TaskRecord {
+            id: TaskId::from_string(r.id),
+            session_id: SessionId::from_string(r.session_id),
+            user_id: UserId::from_string(r.user_id),
+            details: r.details,
+            status: TaskStatus::parse(&r.status)?,
+            result_message: r.result_message,
+            error: r.error,
+            code: r.code.as_deref().and_then(ErrorCode::parse),
+            guardrail,
+            usage: Usage {
+                input_tokens: r.input_tokens.max(0) as u64,
+                output_tokens: r.output_tokens.max(0) as u64,
+                compute_ms: r.compute_ms.max(0) as u64,
+            },
+            cost_micros: r.cost_micros,
+            created_at: r.created_at,
+            completed_at: r.completed_at,
+        })
+    }
+}
+
+impl Store {
+    pub async fn insert_task(&self, id: &TaskId, session: &SessionId, user: &UserId, details: &str) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO tasks (id, session_id, user_id, details, status, created_at) VALUES ($1, $2, $3, $4, 'running', $5)",
+        )
+        .bind(id.as_str())
+        .bind(session.as_str())
+        .bind(user.as_str())
+        .bind(details)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Sets (Some) or clears (None) the pending guardrail of a running task.
+    pub async fn set_task_guardrail(&self, id: &TaskId, guardrail: Option<(&str, &str)>) -> Result<()> {
+        let (status, stored) = match guardrail {
+            Some((kind, value)) => (TaskStatus::Guardrail, Some(format!("{kind}\n{value}"))),
+            None => (TaskStatus::Running, None),
+        };
+        sqlx::query(
+            "UPDATE tasks SET status = $1, guardrail = $2 WHERE id = $3 AND status IN ('running', 'guardrail')",
+        )
+        .bind(status.as_str())
+        .bind(stored)
+        .bind(id.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Records a task's outcome and charges `cost_micros` to its user, in one transaction.
+    /// Returns the user's balance afterwards. A task already final is left as it was.
+    pub async fn finish_task(&self, id: &TaskId, outcome: &TaskOutcome, usage: Usage, cost_micros: i64) -> Result<i64> {
+        let (status, message, error, code) = match outcome {
+            TaskOutcome::Complete { message } => (TaskStatus::Complete, Some(message.as_str()), None, None),
+            TaskOutcome::Failed { error, code } => {
+                (TaskStatus::Failed, None, Some(error.as_str()), Some(code.as_str()))
+            }
+        };
+        let mut tx = self.pool.begin().await?;
+        let user: Option<String> =
+            sqlx::query_scalar("SELECT user_id FROM tasks WHERE id = $1 AND status IN ('running', 'guardrail')")
+                .bind(id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+        let done = sqlx::query(
+            "UPDATE tasks SET status = $1, result_message = $2, error = $3, code = $4, guardrail = NULL,
+                input_tokens = $5, output_tokens = $6, compute_ms = $7, cost_micros = $8, completed_at = $9
+             WHERE id = $10 AND status IN ('running', 'guardrail')",
+        )
+        .bind(status.as_str())
+        .bind(message)
+        .bind(error)
+        .bind(code)
+        .bind(usage.input_tokens as i64)
+        .bind(usage.output_tokens as i64)
+        .bind(usage.compute_ms as i64)
+        .bind(cost_micros)
+        .bind(now_ms())
+        .bind(id.as_str())
+        .execute(&mut *tx)
+        .await?;
+        let Some(user) = user.filter(|_| done.rows_affected() == 1) else {
+            return Err(StoreError::NotFound("running task"));
+        };
+        let user = UserId::from_string(user);
+        sqlx::query("UPDATE users SET balance_micros = balance_micros - $1 WHERE id = $2")
+            .bind(cost_micros)
+            .bind(user.as_str())
+            .execute(&mut *tx)
+            .await?;
+        insert_ledger(&mut tx, &user, Some(id.as_str()), -cost_micros, "task").await?;
+        let balance: i64 = sqlx::query_scalar("SELECT balance_micros FROM users WHERE id = $1")
+            .bind(user.as_str())
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(balance)
+    }
+
+    /// The task `task` of session `session`; `None` when either does not match.
+    pub async fn get_task(&self, session: &str, task: &str) -> Result<Option<TaskRecord>> {
+        let row: Option<TaskRow> = sqlx::query_as(
+            "SELECT id, session_id, user_id, details, status, result_message, error, code, guardrail,
+                    input_tokens, output_tokens, compute_ms, cost_micros, created_at, completed_at
+             FROM tasks WHERE id = $1 AND session_id = $2",
+        )
+        .bind(task)
+        .bind(session)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(TaskRecord::try_from).transpose()
+    }
+
+    /// Start-up recovery: tasks left running by a process that died are failed with
+    /// `TASK_INTERRUPTED`, and sessions left open are ended. Returns (tasks failed, sessions ended).
+    pub async fn recover_interrupted(&self) -> Result<(u64, u64)> {
+        let now = now_ms();
+        let mut tx = self.pool.begin().await?;
+        let tasks = sqlx::query(
+            "UPDATE tasks SET status = 'failed', error = $1, code = $2, guardrail = NULL, completed_at = $3
+             WHERE status IN ('running', 'guardrail')",
+        )
+        .bind("the task was cut off when the server stopped unexpectedly")
+        .bind(ErrorCode::TaskInterrupted.as_str())
+        .bind(now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        let sessions = sqlx::query(
+            "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost' WHERE ended_at IS NULL",
+        )
+        .bind(now)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok((tasks, sessions))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::store;
+
+    #[tokio::test]
+    async fn a_finished_task_is_charged_once_and_recovery_fails_running_ones() {
+        let (s, _d) = store().await;
+        let u = s.create_user("c", 1_000_000).await.unwrap();
+        let sid = SessionId::new();
+        s.insert_session(&sid, &u.id, "active", "{}").await.unwrap();
+        let t1 = TaskId::new();
+        let t2 = TaskId::new();
+        s.insert_task(&t1, &sid, &u.id, "a").await.unwrap();
+        s.insert_task(&t2, &sid, &u.id, "b").await.unwrap();
+        let usage = Usage { input_tokens: 10, output_tokens: 5, compute_ms: 1500 };
+        let bal = s.finish_task(&t1, &TaskOutcome::Complete { message: "ok".into() }, usage, 250_000).await.unwrap();
+        assert_eq!(bal, 750_000);
+        assert!(s.finish_task(&t1, &TaskOutcome::Complete { message: "again".into() }, usage, 1).await.is_err());
+        s.set_task_guardrail(&t2, Some(("human_input_needed", "which one?"))).await.unwrap();
+        let g = s.get_task(sid.as_str(), t2.as_str()).await.unwrap().unwrap();
+        assert_eq!(g.status, TaskStatus::Guardrail);
+        assert_eq!(g.guardrail, Some(("human_input_needed".into(), "which one?".into())));
+        assert_eq!(s.recover_interrupted().await.unwrap(), (1, 1));
+        let t = s.get_task(sid.as_str(), t2.as_str()).await.unwrap().unwrap();
+        assert_eq!(t.status, TaskStatus::Failed);
+        assert_eq!(t.code, Some(ErrorCode::TaskInterrupted));
+        let done = s.get_task(sid.as_str(), t1.as_str()).await.unwrap().unwrap();
+        assert_eq!(done.result_message.as_deref(), Some("ok"));
+        assert!(s.get_task("other", t1.as_str()).await.unwrap().is_none());
+    }
+}

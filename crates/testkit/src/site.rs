@@ -1,0 +1,201 @@
+//! The fixture website server: binding, routing, request recording and shutdown.
+
+mod dynamic;
+mod html;
+mod pages;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::{Request, State};
+use axum::http::header::{COOKIE, HOST};
+use axum::http::HeaderMap;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// One HTTP request received by the fixture site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRecord {
+    /// Host name from the `Host` header, without the port (empty if the header was missing).
+    pub host: String,
+    /// Request path, without the query string.
+    pub path: String,
+    /// Raw query string (without the `?`), if any.
+    pub query: Option<String>,
+    /// Raw `Cookie` header (several headers joined with `"; "`), if any.
+    pub cookie: Option<String>,
+}
+
+/// Shared state of the running site, available to handlers.
+#[derive(Clone)]
+pub(crate) struct SiteState {
+    /// The port the site listens on.
+    pub(crate) port: u16,
+    /// Every request received so far, in order.
+    log: Arc<Mutex<Vec<RequestRecord>>>,
+}
+
+impl SiteState {
+    fn log(&self) -> MutexGuard<'_, Vec<RequestRecord>> {
+        // A poisoned lock only means another handler panicked; the log itself is still usable.
+        self.log.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A running fixture website on `127.0.0.1:{port}`; it stops when dropped.
+pub struct FixtureSite {
+    state: SiteState,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: JoinHandle<()>,
+}
+
+impl FixtureSite {
+    /// Binds `127.0.0.1:0` and serves the site on a spawned tokio task that stops when the
+    /// returned value is dropped.
+    ///
+    /// # Panics
+    /// Panics if the loopback listener cannot be bound (a broken test environment).
+    pub async fn start() -> FixtureSite {
+        let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .expect("bind fixture site on 127.0.0.1:0");
+        let port = listener.local_addr().expect("local address of fixture site listener").port();
+        let state = SiteState { port, log: Arc::new(Mutex::new(Vec::new())) };
+        let app = router(state.clone());
+        let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let shutdown = async {
+                // Either an explicit signal or the sender being dropped means "stop".
+                let _ = shutdown_rx.await;
+            };
+            if let Err(err) = axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+                eprintln!("webpilot-testkit: fixture site stopped with error: {err}");
+            }
+        });
+        FixtureSite { state, shutdown: Some(shutdown_tx), task }
+    }
+
+    /// The port the site listens on.
+    pub fn port(&self) -> u16 {
+        self.state.port
+    }
+
+    /// `"http://127.0.0.1:{port}"` followed by `path` (which should start with `/`).
+    pub fn url(&self, path: &str) -> String {
+        self.url_on("127.0.0.1", path)
+    }
+
+    /// Like [`FixtureSite::url`] but with another host name that resolves to loopback, e.g.
+    /// `url_on("tracker.localhost", "/pixel.png")` is `"http://tracker.localhost:{port}/pixel.png"`.
+    pub fn url_on(&self, host: &str, path: &str) -> String {
+        format!("http://{host}:{}{path}", self.state.port)
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.state.log().clone()
+    }
+
+    /// True if any request had this `path` (the query is ignored; a `?...` suffix in `path`
+    /// is stripped) and, when `host` is given, that host (compared case-insensitively).
+    pub fn was_requested(&self, host: Option<&str>, path: &str) -> bool {
+        let path = path.split_once('?').map_or(path, |(p, _)| p);
+        self.state
+            .log()
+            .iter()
+            .any(|r| r.path == path && host.is_none_or(|h| strip_port(h).eq_ignore_ascii_case(&r.host)))
+    }
+}
+
+impl Drop for FixtureSite {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            // Tells open connections to finish gracefully (that runs on its own task).
+            let _ = tx.send(());
+        }
+        // Stops accepting immediately and drops the listener.
+        self.task.abort();
+    }
+}
+
+/// Builds the router with every fixture page plus the recording middleware.
+fn router(state: SiteState) -> Router {
+    Router::new()
+        .route("/", get(pages::home))
+        .route("/pricing", get(pages::pricing))
+        .route("/pricing/details", get(pages::pricing_details))
+        .route("/form", get(pages::form))
+        .route("/form/submitted", get(dynamic::form_submitted))
+        .route("/set-cookie", get(dynamic::set_cookie))
+        .route("/show-cookie", get(dynamic::show_cookie))
+        .route("/tracker", get(dynamic::tracker))
+        .route("/pixel.png", get(dynamic::png))
+        .route("/ok.png", get(dynamic::png))
+        .route("/counter", get(pages::counter))
+        .route("/vanish", get(pages::vanish))
+        .route("/slow", get(dynamic::slow))
+        .route("/echo-headers", get(dynamic::echo_headers))
+        .fallback(dynamic::not_found)
+        // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
+        .layer(middleware::from_fn_with_state(state.clone(), record))
+        .with_state(state)
+}
+
+/// Middleware: appends a [`RequestRecord`] to the log before the request is answered.
+async fn record(State(state): State<SiteState>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()))
+        .unwrap_or_default();
+    let entry = RequestRecord {
+        host: strip_port(&host).to_ascii_lowercase(),
+        path: request.uri().path().to_owned(),
+        query: request.uri().query().map(str::to_owned),
+        cookie: cookie_header(headers),
+    };
+    state.log().push(entry);
+    next.run(request).await
+}
+
+/// All `Cookie` headers joined with `"; "`, or `None` if there is none.
+pub(crate) fn cookie_header(headers: &HeaderMap) -> Option<String> {
+    let parts: Vec<String> =
+        headers.get_all(COOKIE).iter().map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()).collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// `"example.localhost:8080"` -> `"example.localhost"`, `"[::1]:80"` -> `"[::1]"`.
+fn strip_port(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!name.contains(':') || name.ends_with(']')) =>
+        {
+            name
+        }
+        _ => host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strip_port;
+
+    #[test]
+    fn strips_ports() {
+        assert_eq!(strip_port("127.0.0.1:8080"), "127.0.0.1");
+        assert_eq!(strip_port("tracker.localhost:1"), "tracker.localhost");
+        assert_eq!(strip_port("tracker.localhost"), "tracker.localhost");
+        assert_eq!(strip_port("[::1]:80"), "[::1]");
+        assert_eq!(strip_port("[::1]"), "[::1]");
+    }
+}

@@ -1,0 +1,62 @@
+//! Service configuration: command-line flags, each also settable as a `WEBPILOT_*` environment variable.
+
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeConfig {
+    /// Address to listen on.
+    #[arg(long, env = "WEBPILOT_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Address clients use to reach the service (socketURL, pollUrl); defaults to http://<listen>.
+    #[arg(long, env = "WEBPILOT_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Chromium executable.
+    #[arg(long, env = "WEBPILOT_CHROMIUM", default_value = "/usr/bin/chromium")]
+    pub chromium: PathBuf,
+    /// Chromium processes to spread sessions over.
+    #[arg(long, env = "WEBPILOT_BROWSER_PROCESSES", default_value_t = 1)]
+    pub browser_processes: usize,
+    /// Most sessions open at once; more get 503 NO_INSTANCES_AVAILABLE.
+    #[arg(long, env = "WEBPILOT_MAX_SESSIONS", default_value_t = 4)]
+    pub max_sessions: usize,
+    /// Requests per user per sliding minute on the limited endpoints.
+    #[arg(long, env = "WEBPILOT_RATE_LIMIT", default_value_t = 10)]
+    pub rate_limit: u32,
+    /// Length of the rate-limit window (ms); the spec's is 60000.
+    #[arg(long, env = "WEBPILOT_RATE_WINDOW_MS", default_value_t = 60_000, hide = true)]
+    pub rate_window_ms: u64,
+    /// How long run-task and newTask wait inline before answering pending (ms).
+    #[arg(long, env = "WEBPILOT_TASK_WAIT_MS", default_value_t = 50_000)]
+    pub task_wait_ms: u64,
+    /// A session with no task and no message for this long expires (ms, at most 300000).
+    #[arg(long, env = "WEBPILOT_IDLE_TIMEOUT_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1000..=300_000))]
+    pub idle_timeout_ms: u64,
+    /// Time allowed for a page to load (ms).
+    #[arg(long, env = "WEBPILOT_NAVIGATION_TIMEOUT_MS", default_value_t = 20_000)]
+    pub navigation_timeout_ms: u64,
+    /// USD per million input tokens.
+    #[arg(long, env = "WEBPILOT_PRICE_INPUT_PER_MILLION", default_value_t = 3.0)]
+    pub price_input_per_million: f64,
+    /// USD per million output tokens.
+    #[arg(long, env = "WEBPILOT_PRICE_OUTPUT_PER_MILLION", default_value_t = 15.0)]
+    pub price_output_per_million: f64,
+    /// USD per second of task compute time.
+    #[arg(long, env = "WEBPILOT_PRICE_COMPUTE_PER_SECOND", default_value_t = 0.0005)]
+    pub price_compute_per_second: f64,
+}
+
+/// Where the state lives; shared by `serve` and the admin commands.
+#[derive(Debug, Clone, Args)]
+pub struct StoreConfig {
+    /// Directory for the embedded SQLite database.
+    #[arg(long, env = "WEBPILOT_DATA_DIR", default_value = "./data", global = true)]
+    pub data_dir: PathBuf,
+}
+
+impl StoreConfig {
+    pub fn sqlite_path(&self) -> PathBuf {
+        self.data_dir.join("webpilot.db")
+    }
+}

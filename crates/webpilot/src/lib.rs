@@ -1,0 +1,134 @@
+//! webpilot: assembles the service (store, browser pool, agent, sessions, HTTP API) from its
+//! configuration, and serves it until told to stop. `main.rs` adds the command line and admin commands.
+
+pub mod admin;
+pub mod config;
+pub mod telemetry;
+
+use config::{ServeConfig, StoreConfig};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use webpilot_agent::planner::OfflinePlanner;
+use webpilot_agent::Agent;
+use webpilot_api::{ApiConfig, AppState, RateLimiter};
+use webpilot_browser::{BrowserPool, BrowserSettings};
+use webpilot_core::usage::Prices;
+use webpilot_sessions::{SessionConfig, SessionManager};
+use webpilot_store::Store;
+
+/// Errors that stop the service from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("store: {0}")]
+    Store(#[from] webpilot_store::StoreError),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen { addr: SocketAddr, source: std::io::Error },
+}
+
+/// A running service.
+pub struct RunningApp {
+    pub addr: SocketAddr,
+    pub store: Store,
+    pub manager: SessionManager,
+    stop: CancellationToken,
+    server: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl RunningApp {
+    /// Graceful stop: stops accepting requests, ends every session, closes the browsers and the store.
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        self.wait().await;
+        self.manager.shutdown().await;
+        self.manager.pool().shutdown().await;
+        self.store.close().await;
+    }
+
+    /// Resolves when the server task ends (after a stop signal).
+    pub async fn wait(&mut self) {
+        if let Some(server) = self.server.take() {
+            let _ = server.await;
+        }
+    }
+
+    pub fn stop_token(&self) -> CancellationToken {
+        self.stop.clone()
+    }
+}
+
+/// Opens the store (recovering tasks cut off by a crash), builds everything and starts serving.
+pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<RunningApp, StartError> {
+    let store = Store::open_sqlite(&store_cfg.sqlite_path()).await?;
+    let (tasks, sessions) = store.recover_interrupted().await?;
+    if tasks + sessions > 0 {
+        tracing::warn!(
+            tasks,
+            sessions,
+            "recovered work cut off by an unexpected stop: tasks failed with TASK_INTERRUPTED"
+        );
+    }
+    let listener =
+        TcpListener::bind(serve.listen).await.map_err(|source| StartError::Listen { addr: serve.listen, source })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: serve.listen, source })?;
+    let pool = BrowserPool::new(BrowserSettings {
+        executable: serve.chromium.clone(),
+        processes: serve.browser_processes.max(1),
+        max_sessions: serve.max_sessions,
+        navigation_timeout: Duration::from_millis(serve.navigation_timeout_ms),
+        no_sandbox: running_as_root(),
+        ..BrowserSettings::default()
+    });
+    let agent: Arc<dyn Agent> = Arc::new(OfflinePlanner);
+    let manager = SessionManager::new(
+        store.clone(),
+        pool,
+        agent,
+        SessionConfig {
+            task_wait: Duration::from_millis(serve.task_wait_ms),
+            idle_timeout: Duration::from_millis(serve.idle_timeout_ms),
+            prices: Prices {
+                input_per_million: serve.price_input_per_million,
+                output_per_million: serve.price_output_per_million,
+                compute_per_second: serve.price_compute_per_second,
+            },
+        },
+    );
+    let public_url =
+        serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
+    let rate = Arc::new(RateLimiter::new(serve.rate_limit, Duration::from_millis(serve.rate_window_ms)));
+    let state = AppState {
+        manager: manager.clone(),
+        store: store.clone(),
+        rate: rate.clone(),
+        config: Arc::new(ApiConfig { public_url }),
+    };
+    let router = webpilot_api::router(state);
+    let stop = CancellationToken::new();
+    let stop_server = stop.clone();
+    let server = tokio::spawn(async move {
+        let pruner = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                rate.prune();
+            }
+        });
+        let result = axum::serve(listener, router).with_graceful_shutdown(stop_server.cancelled_owned()).await;
+        pruner.abort();
+        if let Err(e) = result {
+            tracing::error!(error = %e, "the HTTP server failed");
+        }
+    });
+    tracing::info!(%addr, "webpilot listening");
+    Ok(RunningApp { addr, store, manager, stop, server: Some(server) })
+}
+
+fn running_as_root() -> bool {
+    // Chromium refuses to run as root with its sandbox on; /proc/self/status tells the effective uid.
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
+        .unwrap_or(true)
+}

@@ -1,0 +1,242 @@
+//! Test harness: the real service on a random port with a fresh data dir, the local fixture website,
+//! and a small HTTP client speaking the service's JSON.
+
+use clap::Parser;
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use webpilot::config::{ServeConfig, StoreConfig};
+use webpilot::RunningApp;
+use webpilot_core::usage::usd_to_micros;
+use webpilot_core::UserId;
+use webpilot_testkit::FixtureSite;
+
+#[derive(Parser)]
+struct Flags {
+    #[command(flatten)]
+    serve: ServeConfig,
+}
+
+/// Service settings a test may change before start.
+pub struct Settings {
+    pub args: Vec<String>,
+}
+
+impl Settings {
+    /// Sets `--name value`, replacing an earlier value of the same flag.
+    pub fn arg(mut self, name: &str, value: impl ToString) -> Self {
+        let flag = format!("--{name}");
+        match self.args.iter().position(|a| *a == flag) {
+            Some(i) => self.args[i + 1] = value.to_string(),
+            None => {
+                self.args.push(flag);
+                self.args.push(value.to_string());
+            }
+        }
+        self
+    }
+}
+
+pub struct TestApp {
+    app: Option<RunningApp>,
+    pub base: String,
+    pub client: reqwest::Client,
+    pub site: FixtureSite,
+    pub data: tempfile::TempDir,
+    settings_args: Vec<String>,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    /// Asserts an error reply: status, `success: false`, the code, and a message.
+    pub fn assert_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status.as_u16(), status, "status of {}", self.body);
+        assert_eq!(self.body["success"], false, "{}", self.body);
+        assert_eq!(self.body["code"], code, "{}", self.body);
+        assert!(self.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{}", self.body);
+    }
+
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+}
+
+fn store_config(dir: &std::path::Path) -> StoreConfig {
+    StoreConfig { data_dir: dir.to_path_buf() }
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        Self::spawn_with(|s| s).await
+    }
+
+    /// Starts with defaults fit for tests (short inline wait, generous rate limit), changed by `f`.
+    pub async fn spawn_with(f: impl FnOnce(Settings) -> Settings) -> TestApp {
+        let defaults = Settings { args: Vec::new() }
+            .arg("listen", "127.0.0.1:0")
+            .arg("task-wait-ms", 20_000)
+            .arg("rate-limit", 1000)
+            .arg("max-sessions", 3)
+            .arg("navigation-timeout-ms", 10_000);
+        let settings = f(defaults);
+        let data = tempfile::tempdir().expect("tempdir");
+        let site = FixtureSite::start().await;
+        let mut app = TestApp {
+            app: None,
+            base: String::new(),
+            client: reqwest::Client::new(),
+            site,
+            data,
+            settings_args: settings.args,
+        };
+        app.boot().await;
+        app
+    }
+
+    async fn boot(&mut self) {
+        let mut argv = vec!["webpilot".to_owned()];
+        argv.extend(self.settings_args.iter().cloned());
+        let flags = Flags::try_parse_from(argv).expect("test flags");
+        let app = webpilot::start(&flags.serve, &store_config(self.data.path())).await.expect("start");
+        self.base = format!("http://{}", app.addr);
+        self.app = Some(app);
+    }
+
+    pub fn app(&self) -> &RunningApp {
+        self.app.as_ref().expect("running")
+    }
+
+    /// Graceful stop and a fresh start on the same data dir (a new port).
+    pub async fn restart(&mut self) {
+        if let Some(app) = self.app.take() {
+            app.shutdown().await;
+        }
+        self.boot().await;
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(app) = self.app.take() {
+            app.shutdown().await;
+        }
+    }
+
+    /// A new user with `balance_usd` and one API key.
+    pub async fn user(&self, balance_usd: f64) -> (UserId, String) {
+        let store = &self.app().store;
+        let u = store.create_user("test user", usd_to_micros(balance_usd)).await.expect("user");
+        let (_, key) = store.create_api_key(&u.id, "test", None).await.expect("key");
+        (u.id, key)
+    }
+
+    pub async fn key(&self) -> String {
+        self.user(100.0).await.1
+    }
+
+    async fn reply(resp: reqwest::Response) -> Reply {
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.expect("body");
+        let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+        Reply { status, headers, body }
+    }
+
+    pub async fn post_raw(&self, path: &str, key: Option<&str>, body: impl Into<reqwest::Body>) -> Reply {
+        let mut req =
+            self.client.post(format!("{}{path}", self.base)).header("content-type", "application/json").body(body);
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        Self::reply(req.send().await.expect("request")).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Reply {
+        self.post_raw(path, Some(key), body.to_string()).await
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        Self::reply(self.client.get(format!("{}{path}", self.base)).send().await.expect("request")).await
+    }
+
+    pub async fn start_session(&self, key: &str, body: Value) -> String {
+        let r = self.post("/start/start-session", key, body).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body["sessionId"].as_str().expect("sessionId").to_owned()
+    }
+
+    pub async fn send(&self, key: &str, session: &str, message: Value) -> Reply {
+        self.post("/start/send-message", key, json!({ "sessionId": session, "message": message })).await
+    }
+
+    pub async fn new_task(&self, key: &str, session: &str, details: &str) -> Reply {
+        self.send(key, session, json!({ "actionType": "newTask", "newState": "start", "taskDetails": details })).await
+    }
+
+    pub async fn state(&self, key: &str, session: &str, new_state: &str) -> Reply {
+        self.send(key, session, json!({ "actionType": "state", "newState": new_state })).await
+    }
+
+    pub async fn poll(&self, session: &str, task: &str) -> Reply {
+        self.get(&format!("/task/{session}/{task}")).await
+    }
+
+    /// Polls until the task is final (completed or failed), at most `limit`.
+    pub async fn poll_final(&self, session: &str, task: &str, limit: Duration) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let r = self.poll(session, task).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            if r.body["type"] == "task_completed" || r.body["status"] == "failed" {
+                return r.body;
+            }
+            assert!(Instant::now() < deadline, "task {task} still not final: {}", r.body);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Polls until `pred` holds for the poll body, at most `limit`.
+    pub async fn poll_until(&self, session: &str, task: &str, limit: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let r = self.poll(session, task).await;
+            if pred(&r.body) {
+                return r.body;
+            }
+            assert!(Instant::now() < deadline, "condition not reached: {}", r.body);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Runs a task in a session to the end (inline or by polling) and returns the final poll body.
+    pub async fn run_in(&self, key: &str, session: &str, details: &str) -> Value {
+        let r = self.new_task(key, session, details).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let task = r.body["taskId"].as_str().expect("taskId").to_owned();
+        self.poll_final(session, &task, Duration::from_secs(30)).await
+    }
+
+    /// How a session ended, as stored.
+    pub async fn end_reason(&self, session: &str) -> Option<String> {
+        let id = webpilot_core::SessionId::from_string(session);
+        self.app().store.get_session(&id).await.expect("store").expect("session row").end_reason
+    }
+
+    /// Waits until the session is gone (a message to it answers 404), at most `limit`.
+    pub async fn wait_session_gone(&self, key: &str, session: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let r = self.state(key, session, "stop").await;
+            if r.status == 404 {
+                r.assert_error(404, "SESSION_NOT_FOUND");
+                return;
+            }
+            assert!(Instant::now() < deadline, "session {session} still alive: {}", r.body);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}

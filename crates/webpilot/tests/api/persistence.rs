@@ -1,0 +1,164 @@
+//! Nothing is lost: a restart keeps users, keys, balances and finished tasks, and a task cut off by a
+//! crash is failed with TASK_INTERRUPTED when the service comes back. Also the admin commands.
+
+use crate::helpers::TestApp;
+use serde_json::json;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[tokio::test]
+async fn a_restart_keeps_users_keys_balances_and_finished_tasks() {
+    let mut app = TestApp::spawn().await;
+    let (user, key) = app.user(3.0).await;
+    let r = app
+        .post(
+            "/start/run-task",
+            &key,
+            json!({ "taskDetails": format!("open {}; report the title", app.site.url("/")) }),
+        )
+        .await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let (sid, tid) = (r.body["sessionId"].as_str().unwrap().to_owned(), r.body["taskId"].as_str().unwrap().to_owned());
+    let balance = app.app().store.get_user(&user).await.unwrap().unwrap().balance_micros;
+    assert!(balance < 3_000_000);
+
+    app.restart().await;
+
+    let polled = app.poll(&sid, &tid).await;
+    assert_eq!(polled.body["type"], "task_completed", "{}", polled.body);
+    assert_eq!(polled.body["data"]["message"], "Fixture Home");
+    let s = app.post("/start/start-session", &key, json!({})).await;
+    assert_eq!(s.status, 200, "the key still works: {}", s.body);
+    assert_eq!(s.body["balance"], webpilot_core::usage::micros_to_usd(balance));
+    app.stop().await;
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn admin(data: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_webpilot"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run webpilot");
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Processes whose parent is `parent` (read from /proc).
+fn child_pids(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // Fields after the command name (which is in parentheses): state, ppid, ...
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The real binary, run as a child process.
+struct Server {
+    child: std::process::Child,
+    base: String,
+}
+
+impl Server {
+    async fn start(data: &std::path::Path) -> Server {
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_webpilot"))
+            .arg("--data-dir")
+            .arg(data)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--task-wait-ms", "200"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn webpilot serve");
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while reqwest::get(format!("{base}/start/health")).await.is_err() {
+            assert!(Instant::now() < deadline, "server did not come up");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Server { child, base }
+    }
+
+    /// SIGKILL to the server and the Chromium processes it started: no graceful anything.
+    fn crash(mut self) {
+        let children = child_pids(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for pid in children {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_task_cut_off_by_a_crash_is_failed_on_restart() {
+    let data = tempfile::tempdir().unwrap();
+    let user = admin(data.path(), &["users", "create", "--name", "crashy", "--balance", "2.5"]);
+    let key = admin(data.path(), &["keys", "create", "--user", &user, "--name", "ci"]);
+    assert!(key.starts_with("wp_"));
+    let listed = admin(data.path(), &["users", "list"]);
+    assert!(listed.contains(&user) && listed.contains("2.500000"), "{listed}");
+
+    let server = Server::start(data.path()).await;
+    let client = reqwest::Client::new();
+    let r: serde_json::Value = client
+        .post(format!("{}/start/run-task", server.base))
+        .bearer_auth(&key)
+        .json(&json!({ "taskDetails": "wait 30 seconds" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["status"], "pending", "{r}");
+    let (sid, tid) = (r["sessionId"].as_str().unwrap().to_owned(), r["taskId"].as_str().unwrap().to_owned());
+    server.crash();
+
+    // The data dir is picked up by a new process of the service.
+    let server = Server::start(data.path()).await;
+    let polled: serde_json::Value =
+        reqwest::get(format!("{}/task/{sid}/{tid}", server.base)).await.unwrap().json().await.unwrap();
+    assert_eq!(polled["success"], false, "{polled}");
+    assert_eq!(polled["status"], "failed");
+    assert_eq!(polled["code"], "TASK_INTERRUPTED");
+    // The session died with the crash.
+    let msg = client
+        .post(format!("{}/start/send-message", server.base))
+        .bearer_auth(&key)
+        .json(&json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "stop" } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(msg.status(), 404);
+    server.crash();
+}
+
+#[tokio::test]
+async fn admin_commands_manage_keys_and_balances() {
+    let data = tempfile::tempdir().unwrap();
+    let user = admin(data.path(), &["users", "create", "--name", "ops"]);
+    let key = admin(data.path(), &["keys", "create", "--user", &user, "--expires-in-days", "30"]);
+    let keys = admin(data.path(), &["keys", "list", "--user", &user]);
+    assert!(keys.contains(&key[..10]) && keys.contains("active"), "{keys}");
+    assert!(!keys.contains(&key), "the key itself is never listed");
+    let key_id = keys.split('\t').next().unwrap().to_owned();
+    assert_eq!(admin(data.path(), &["balance", "add", "--user", &user, "--amount", "4.25"]), "4.250000");
+    assert_eq!(admin(data.path(), &["balance", "add", "--user", &user, "--amount", "-0.25"]), "4.000000");
+    assert_eq!(admin(data.path(), &["keys", "revoke", "--key", &key_id]), "revoked");
+    assert!(admin(data.path(), &["keys", "list", "--user", &user]).contains("revoked"));
+    assert_eq!(admin(data.path(), &["users", "deactivate", "--user", &user]), "deactivated");
+    assert!(admin(data.path(), &["users", "list"]).contains("deactivated"));
+}

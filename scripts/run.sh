@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what the service needs (Debian's Chromium), builds it, creates a first user with an API key
+# when the data directory has none, and runs the service on the embedded defaults (SQLite in ./data,
+# http://127.0.0.1:8080). Extra arguments go to `webpilot serve`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "installing chromium (Debian package)"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+cargo build --release -p webpilot
+bin=target/release/webpilot
+
+if [ -z "$("$bin" users list)" ]; then
+  user=$("$bin" users create --name admin --balance 10)
+  key=$("$bin" keys create --user "$user" --name first 2>/dev/null)
+  echo "created user $user with \$10 and API key: $key"
+fi
+
+exec "$bin" serve "$@"
