@@ -117,6 +117,14 @@ impl TaskControl {
         }
     }
 
+    /// Runs `work` to its own result, unless the task is stopped first (then `Err(stopped)`).
+    pub async fn guard<T>(&self, work: impl Future<Output = T>) -> Result<T, AgentError> {
+        tokio::select! {
+            _ = self.inner.cancel.cancelled() => Err(AgentError::stopped()),
+            r = work => Ok(r),
+        }
+    }
+
     /// Asks a human (a guardrail): publishes `guardrail_trigger` and waits for the answer.
     pub async fn ask_human(&self, question: &str) -> Result<String, AgentError> {
         let (tx, rx) = oneshot::channel();

@@ -1,10 +1,12 @@
 //! webpilot-agent: the seam between a session and whatever does its tasks. An `Agent` gets the task,
 //! the session's page, a `TaskControl` (pause / resume / stop / guardrail answers), an `EventSink` and a
-//! `UsageMeter`; it returns the final message or a coded error. The offline planner, which follows
-//! explicit step-by-step English instructions, is the agent used when no model is configured.
+//! `UsageMeter`; it returns the final message or a coded error. `model::ModelAgent` drives the browser
+//! with a chat model; the offline planner, which follows explicit step-by-step English instructions, is
+//! the agent used when no model is configured.
 
 mod control;
 mod meter;
+pub mod model;
 pub mod planner;
 mod sink;
 

@@ -11,9 +11,12 @@ mod page;
 mod pool;
 mod process;
 mod scripts;
+mod snapshot;
+mod tabs;
 
 pub use config::BrowserSettings;
 pub use error::BrowserError;
 pub use intercept::DomainPolicy;
-pub use page::{ClickTarget, SessionPage};
+pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserLease, BrowserPool, PoolStats};
+pub use snapshot::{ElementInfo, PageSnapshot};

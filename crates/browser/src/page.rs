@@ -1,20 +1,22 @@
-//! The page of one session: navigation, clicks, typing, keys, scrolling and reading, each bounded by a
-//! timeout and reported as a `BrowserError` whose code the agent or the client understands.
+//! The pages of one session: navigation, clicks, typing, keys, scrolling, reading and tabs, each
+//! bounded by a timeout and reported as a `BrowserError` whose code the agent or the client understands.
 
 use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
 use crate::intercept::DomainPolicy;
+use crate::snapshot::{self, PageSnapshot};
+use crate::tabs::{Tab, TabOpener, Tabs};
 use crate::{input, scripts};
-use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
+use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams, NavigateParams};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::task::JoinHandle;
 use webpilot_core::geometry::PagePoint;
 
-/// What a text-based click hit.
+/// What a click by text or index hit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClickTarget {
     pub tag: String,
@@ -22,52 +24,70 @@ pub struct ClickTarget {
     pub at: PagePoint,
 }
 
-/// A session's page; cheap to clone (the agent and manual control share it).
+/// One open tab, as the agent sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TabInfo {
+    pub index: usize,
+    pub url: String,
+    pub title: String,
+    pub active: bool,
+}
+
+/// A session's browser pages; cheap to clone (the agent and manual control share it).
 #[derive(Clone)]
 pub struct SessionPage {
-    page: Page,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tabs: Mutex<Tabs>,
+    opener: TabOpener,
     policy: DomainPolicy,
     cdp_timeout: Duration,
     nav_timeout: Duration,
-    _interceptor: Arc<Interceptor>,
-}
-
-/// Stops the interception task when the last clone of the page goes.
-struct Interceptor(JoinHandle<()>);
-
-impl Drop for Interceptor {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 impl SessionPage {
     pub(crate) async fn new(
         page: Page,
+        opener: TabOpener,
         settings: &BrowserSettings,
         policy: DomainPolicy,
     ) -> Result<Self, BrowserError> {
-        let task = crate::intercept::start(&page, policy.clone(), settings.cdp_timeout).await?;
+        let tab = Tab::prepare(page, policy.clone(), settings.cdp_timeout).await?;
         Ok(SessionPage {
-            page,
-            policy,
-            cdp_timeout: settings.cdp_timeout,
-            nav_timeout: settings.navigation_timeout,
-            _interceptor: Arc::new(Interceptor(task)),
+            inner: Arc::new(Inner {
+                tabs: Mutex::new(Tabs { list: vec![tab], active: 0 }),
+                opener,
+                policy,
+                cdp_timeout: settings.cdp_timeout,
+                nav_timeout: settings.navigation_timeout,
+            }),
         })
     }
 
     /// The session's domain policy (set it before each task).
     pub fn policy(&self) -> &DomainPolicy {
-        &self.policy
+        &self.inner.policy
+    }
+
+    /// The active tab's page, or PAGE_CRASH when its renderer died.
+    fn page(&self) -> Result<Page, BrowserError> {
+        let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+        let tab = tabs.list.get(tabs.active).ok_or(BrowserError::InstanceLost)?;
+        if tab.crashed.load(Ordering::SeqCst) {
+            return Err(BrowserError::PageCrash);
+        }
+        Ok(tab.page.clone())
     }
 
     /// Evaluates a JavaScript expression and returns its JSON value (null for undefined).
     pub async fn eval(&self, expression: &str) -> Result<Value, BrowserError> {
+        let page = self.page()?;
         let mut params = EvaluateParams::new(expression);
         params.return_by_value = Some(true);
         params.await_promise = Some(true);
-        let res = within(self.cdp_timeout, "evaluate", self.page.execute(params)).await?;
+        let res = within(self.inner.cdp_timeout, "evaluate", page.execute(params)).await?;
         if let Some(ex) = &res.result.exception_details {
             let text = ex.exception.as_ref().and_then(|e| e.description.clone()).unwrap_or_else(|| ex.text.clone());
             return Err(BrowserError::Cdp(format!("script failed: {text}")));
@@ -79,24 +99,24 @@ impl SessionPage {
         self.eval(&scripts::with_arg(body, &arg)).await
     }
 
-    /// Opens `url` and waits for it to load.
+    /// Opens `url` in the active tab and waits for it to load.
     pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
-        if self.policy.blocks_url(url) {
+        if self.inner.policy.blocks_url(url) {
             return Err(BrowserError::NavigationFailed {
                 url: url.to_owned(),
                 reason: "the domain is in avoidDomains".into(),
             });
         }
+        let page = self.page()?;
         let nav = async {
-            let res = self.page.execute(NavigateParams::new(url)).await?;
+            let res = page.execute(NavigateParams::new(url)).await?;
             if let Some(err) = res.result.error_text.clone() {
                 return Err(BrowserError::NavigationFailed { url: url.to_owned(), reason: err });
             }
             Ok(())
         };
-        match tokio::time::timeout(self.nav_timeout, nav).await {
-            Err(_) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
-            Ok(Err(BrowserError::Timeout(_))) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
+        match tokio::time::timeout(self.inner.nav_timeout, nav).await {
+            Err(_) | Ok(Err(BrowserError::Timeout(_))) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
             Ok(r) => r?,
         }
         self.wait_loaded().await
@@ -111,13 +131,13 @@ impl SessionPage {
 
     /// Waits until the document has loaded, up to the navigation timeout.
     pub async fn wait_loaded(&self) -> Result<(), BrowserError> {
-        let deadline = Instant::now() + self.nav_timeout;
+        let deadline = Instant::now() + self.inner.nav_timeout;
         loop {
             // During a navigation the old context is destroyed; evaluation errors then are expected.
-            if let Ok(Value::String(s)) = self.eval("document.readyState").await {
-                if s == "complete" {
-                    return Ok(());
-                }
+            match self.eval("document.readyState").await {
+                Ok(Value::String(s)) if s == "complete" => return Ok(()),
+                Err(BrowserError::PageCrash) => return Err(BrowserError::PageCrash),
+                _ => {}
             }
             if Instant::now() >= deadline {
                 let url = self.url().await.unwrap_or_default();
@@ -143,27 +163,46 @@ impl SessionPage {
 
     /// Clicks at a page point with real mouse events.
     pub async fn click_at(&self, at: PagePoint, double: bool) -> Result<(), BrowserError> {
-        input::click(&self.page, at, double, self.cdp_timeout).await
+        input::click(&self.page()?, at, double, self.inner.cdp_timeout).await
+    }
+
+    async fn click_found(&self, found: Value, missing: String) -> Result<ClickTarget, BrowserError> {
+        let at = point_of(&found).ok_or(BrowserError::ElementNotFound(missing))?;
+        self.click_at(at, false).await?;
+        Ok(ClickTarget {
+            tag: found["tag"].as_str().unwrap_or_default().to_owned(),
+            text: found["text"].as_str().unwrap_or_default().to_owned(),
+            at,
+        })
     }
 
     /// Clicks the visible link or button whose text matches `text` (exact, then containing).
     pub async fn click_text(&self, text: &str) -> Result<ClickTarget, BrowserError> {
         let found = self.run_script(scripts::FIND_CLICKABLE, json!(text)).await?;
-        let target =
-            point_of(&found).ok_or_else(|| BrowserError::ElementNotFound(format!("no link or button {text:?}")))?;
-        self.click_at(target, false).await?;
-        Ok(ClickTarget {
-            tag: found["tag"].as_str().unwrap_or_default().to_owned(),
-            text: found["text"].as_str().unwrap_or_default().to_owned(),
-            at: target,
-        })
+        self.click_found(found, format!("no link or button {text:?}")).await
+    }
+
+    /// Clicks the element with snapshot index `index`.
+    pub async fn click_index(&self, index: u32) -> Result<ClickTarget, BrowserError> {
+        let found = self.run_script(snapshot::LOCATE_INDEX, json!(index)).await?;
+        self.click_found(found, format!("element [{index}] is no longer on the page")).await
     }
 
     /// Focuses the field labelled `label` (label, placeholder, aria-label, name or id) by clicking it,
     /// then types `text` over its content.
     pub async fn fill(&self, label: &str, text: &str) -> Result<(), BrowserError> {
         let found = self.run_script(scripts::FIND_FIELD, json!(label)).await?;
-        let at = point_of(&found).ok_or_else(|| BrowserError::ElementNotFound(format!("no field {label:?}")))?;
+        self.fill_found(found, format!("no field {label:?}"), text).await
+    }
+
+    /// Types `text` over the content of the field with snapshot index `index`.
+    pub async fn fill_index(&self, index: u32, text: &str) -> Result<(), BrowserError> {
+        let found = self.run_script(snapshot::FOCUS_INDEX, json!(index)).await?;
+        self.fill_found(found, format!("element [{index}] is no longer on the page"), text).await
+    }
+
+    async fn fill_found(&self, found: Value, missing: String, text: &str) -> Result<(), BrowserError> {
+        let at = point_of(&found).ok_or(BrowserError::ElementNotFound(missing))?;
         self.click_at(at, false).await?;
         // The click may have collapsed the selection made by the script; select the content again.
         self.eval(
@@ -173,13 +212,23 @@ impl SessionPage {
         self.type_text(text, false).await
     }
 
+    /// Chooses an option (by text or value) in the select with snapshot index `index`.
+    pub async fn select_option(&self, index: u32, option: &str) -> Result<String, BrowserError> {
+        let r = self.run_script(snapshot::SELECT_OPTION, json!({ "index": index, "option": option })).await?;
+        match (r.get("selected").and_then(Value::as_str), r.get("error").and_then(Value::as_str)) {
+            (Some(s), _) => Ok(s.to_owned()),
+            (None, Some(e)) => Err(BrowserError::ElementNotFound(format!("element [{index}]: {e}"))),
+            _ => Err(BrowserError::ElementNotFound(format!("element [{index}] is no longer on the page"))),
+        }
+    }
+
     /// Types into whatever has focus.
     pub async fn type_text(&self, text: &str, human_like: bool) -> Result<(), BrowserError> {
-        input::type_text(&self.page, text, human_like, self.cdp_timeout).await
+        input::type_text(&self.page()?, text, human_like, self.inner.cdp_timeout).await
     }
 
     pub async fn press_key(&self, key: &str) -> Result<(), BrowserError> {
-        input::press_key(&self.page, key, self.cdp_timeout).await
+        input::press_key(&self.page()?, key, self.inner.cdp_timeout).await
     }
 
     /// Scrolls vertically by `dy` pixels (negative is up); returns the new offset.
@@ -200,6 +249,81 @@ impl SessionPage {
     pub async fn body_text(&self, max_chars: usize) -> Result<String, BrowserError> {
         let text = self.eval("document.body ? document.body.innerText : ''").await?;
         Ok(text.as_str().unwrap_or_default().chars().take(max_chars).collect())
+    }
+
+    /// The snapshot the model observes: interactive elements with indices and the visible text.
+    pub async fn snapshot(&self, max_elements: usize, max_text: usize) -> Result<PageSnapshot, BrowserError> {
+        let v =
+            self.run_script(snapshot::SNAPSHOT, json!({ "maxElements": max_elements, "maxText": max_text })).await?;
+        serde_json::from_value(v).map_err(|e| BrowserError::Cdp(format!("unreadable snapshot: {e}")))
+    }
+
+    /// A JPEG screenshot of the viewport.
+    pub async fn screenshot_jpeg(&self, quality: i64) -> Result<Vec<u8>, BrowserError> {
+        let page = self.page()?;
+        let params = CaptureScreenshotParams {
+            format: Some(CaptureScreenshotFormat::Jpeg),
+            quality: Some(quality),
+            ..Default::default()
+        };
+        within(self.inner.cdp_timeout, "screenshot", page.screenshot(params)).await
+    }
+
+    /// The open tabs.
+    pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
+        let (pages, active) = {
+            let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+            (tabs.list.iter().map(|t| t.page.clone()).collect::<Vec<_>>(), tabs.active)
+        };
+        let mut out = Vec::with_capacity(pages.len());
+        for (index, page) in pages.into_iter().enumerate() {
+            let url = within(self.inner.cdp_timeout, "tab url", page.url()).await.ok().flatten().unwrap_or_default();
+            let title =
+                within(self.inner.cdp_timeout, "tab title", page.get_title()).await.ok().flatten().unwrap_or_default();
+            out.push(TabInfo { index, url, title, active: index == active });
+        }
+        Ok(out)
+    }
+
+    /// Opens a new tab (made active) at `url`.
+    pub async fn open_tab(&self, url: &str) -> Result<usize, BrowserError> {
+        let page = self.inner.opener.open("about:blank", self.inner.cdp_timeout).await?;
+        let tab = Tab::prepare(page, self.inner.policy.clone(), self.inner.cdp_timeout).await?;
+        let index = {
+            let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+            tabs.list.push(tab);
+            tabs.active = tabs.list.len() - 1;
+            tabs.active
+        };
+        self.goto(url).await?;
+        Ok(index)
+    }
+
+    /// Makes tab `index` the active one.
+    pub fn switch_tab(&self, index: usize) -> Result<(), BrowserError> {
+        let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+        if index >= tabs.list.len() {
+            return Err(BrowserError::ElementNotFound(format!("there is no tab {index}")));
+        }
+        tabs.active = index;
+        Ok(())
+    }
+
+    /// Closes tab `index` (the last tab cannot be closed); the previous tab becomes active.
+    pub async fn close_tab(&self, index: usize) -> Result<(), BrowserError> {
+        let tab = {
+            let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+            if index >= tabs.list.len() {
+                return Err(BrowserError::ElementNotFound(format!("there is no tab {index}")));
+            }
+            if tabs.list.len() == 1 {
+                return Err(BrowserError::ElementNotFound("the last tab cannot be closed".into()));
+            }
+            let tab = tabs.list.remove(index);
+            tabs.active = tabs.active.min(tabs.list.len() - 1);
+            tab
+        };
+        within(self.inner.cdp_timeout, "close tab", tab.page.close()).await
     }
 }
 

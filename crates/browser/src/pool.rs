@@ -7,6 +7,7 @@ use crate::error::{within, BrowserError};
 use crate::intercept::DomainPolicy;
 use crate::page::SessionPage;
 use crate::process::BrowserProcess;
+use crate::tabs::TabOpener;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -73,7 +74,8 @@ impl BrowserPool {
         let mut target = CreateTargetParams::new("about:blank");
         target.browser_context_id = Some(guard.context.clone());
         let page = within(timeout, "create page", guard.process.browser.new_page(target)).await?;
-        let page = SessionPage::new(page, &self.inner.settings, policy).await?;
+        let opener = TabOpener { process: guard.process.clone(), context: guard.context.clone() };
+        let page = SessionPage::new(page, opener, &self.inner.settings, policy).await?;
         Ok(BrowserLease { page, guard, _permit: permit })
     }
 

@@ -10,7 +10,8 @@ const __visible = (el) => {
   const s = getComputedStyle(el);
   return s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0';
 };
-const __norm = (s) => (s || '').replace(/\s+/g, ' ').trim().toLowerCase();
+const __norm2 = (s) => (s || '').replace(/\s+/g, ' ').trim();
+const __norm = (s) => __norm2(s).toLowerCase();
 const __name = (el) => __norm(el.innerText || el.value || el.getAttribute('aria-label') || el.title || el.alt || '');
 const __pick = (cands, want, nameOf) => {
   const vis = cands.filter(__visible);

@@ -62,6 +62,7 @@ codes! {
     ElementNotFound => (404, "element not found"),
     TokenLimitExceeded => (400, "token limit exceeded"),
     ModelUnavailable => (502, "the model could not be reached"),
+    TaskFailed => (422, "the agent gave up on the task"),
 }
 
 impl ErrorCode {
@@ -101,6 +102,7 @@ impl ErrorCode {
             ErrorCode::ElementNotFound => "ELEMENT_NOT_FOUND",
             ErrorCode::TokenLimitExceeded => "TOKEN_LIMIT_EXCEEDED",
             ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
+            ErrorCode::TaskFailed => "TASK_FAILED",
         }
     }
 

@@ -1,8 +1,11 @@
-//! Test kit for webpilot: a small local fixture website that integration tests serve themselves.
+//! Test kit for webpilot: a small local fixture website that integration tests serve themselves, and a
+//! scripted model server speaking the OpenAI Chat Completions wire format.
 //!
 //! Start it with [`FixtureSite::start`], point the browser at [`FixtureSite::url`] and inspect
 //! what the browser fetched with [`FixtureSite::requests`] / [`FixtureSite::was_requested`].
 
+pub mod model;
 pub mod site;
 
+pub use model::{Reply, ScriptedModel};
 pub use site::{FixtureSite, RequestRecord};

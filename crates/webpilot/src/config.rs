@@ -36,6 +36,33 @@ pub struct ServeConfig {
     /// Time allowed for a page to load (ms).
     #[arg(long, env = "WEBPILOT_NAVIGATION_TIMEOUT_MS", default_value_t = 20_000)]
     pub navigation_timeout_ms: u64,
+    /// Model provider: `openai` (any OpenAI-compatible server) or `anthropic`; none means the offline planner.
+    #[arg(long, env = "WEBPILOT_LLM_PROVIDER")]
+    pub llm_provider: Option<String>,
+    /// Model API base URL (default: the provider's public API).
+    #[arg(long, env = "WEBPILOT_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Model API key.
+    #[arg(long, env = "WEBPILOT_LLM_API_KEY", hide_env_values = true)]
+    pub llm_api_key: Option<String>,
+    /// Model name, e.g. gpt-4o-mini, claude-sonnet-4-5, qwen2.5:7b.
+    #[arg(long, env = "WEBPILOT_LLM_MODEL")]
+    pub llm_model: Option<String>,
+    /// Time allowed for one model request (ms).
+    #[arg(long, env = "WEBPILOT_LLM_TIMEOUT_MS", default_value_t = 120_000)]
+    pub llm_timeout_ms: u64,
+    /// Retries of a model request on 429, 5xx and connection errors.
+    #[arg(long, env = "WEBPILOT_LLM_MAX_RETRIES", default_value_t = 3)]
+    pub llm_max_retries: u32,
+    /// First retry backoff (ms), doubled each retry.
+    #[arg(long, env = "WEBPILOT_LLM_BACKOFF_MS", default_value_t = 1_000)]
+    pub llm_backoff_ms: u64,
+    /// Send page screenshots to the model (it must accept images).
+    #[arg(long, env = "WEBPILOT_LLM_VISION", default_value_t = false)]
+    pub llm_vision: bool,
+    /// Model turns a task may take.
+    #[arg(long, env = "WEBPILOT_AGENT_MAX_STEPS", default_value_t = 40)]
+    pub agent_max_steps: usize,
     /// USD per million input tokens.
     #[arg(long, env = "WEBPILOT_PRICE_INPUT_PER_MILLION", default_value_t = 3.0)]
     pub price_input_per_million: f64,

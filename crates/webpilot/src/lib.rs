@@ -11,11 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+use webpilot_agent::model::{ModelAgent, ModelAgentSettings};
 use webpilot_agent::planner::OfflinePlanner;
 use webpilot_agent::Agent;
 use webpilot_api::{ApiConfig, AppState, RateLimiter};
 use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
+use webpilot_llm::{LlmConfig, Provider};
 use webpilot_sessions::{SessionConfig, SessionManager};
 use webpilot_store::Store;
 
@@ -24,6 +26,8 @@ use webpilot_store::Store;
 pub enum StartError {
     #[error("store: {0}")]
     Store(#[from] webpilot_store::StoreError),
+    #[error("model: {0}")]
+    Llm(String),
     #[error("cannot listen on {addr}: {source}")]
     Listen { addr: SocketAddr, source: std::io::Error },
 }
@@ -81,7 +85,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         no_sandbox: running_as_root(),
         ..BrowserSettings::default()
     });
-    let agent: Arc<dyn Agent> = Arc::new(OfflinePlanner);
+    let agent = build_agent(serve)?;
+    tracing::info!(agent = agent.name(), "agent ready");
     let manager = SessionManager::new(
         store.clone(),
         pool,
@@ -123,6 +128,32 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     });
     tracing::info!(%addr, "webpilot listening");
     Ok(RunningApp { addr, store, manager, stop, server: Some(server) })
+}
+
+/// The configured model agent, or the offline planner when no provider is set.
+fn build_agent(serve: &ServeConfig) -> Result<Arc<dyn Agent>, StartError> {
+    let provider = match serve.llm_provider.as_deref().map(str::trim) {
+        None | Some("") | Some("none") | Some("offline") => return Ok(Arc::new(OfflinePlanner)),
+        Some(p) => Provider::parse(p)
+            .ok_or_else(|| StartError::Llm(format!("unknown provider {p:?} (openai or anthropic)")))?,
+    };
+    let model = serve
+        .llm_model
+        .clone()
+        .ok_or_else(|| StartError::Llm("WEBPILOT_LLM_MODEL is required with a provider".into()))?;
+    let config = LlmConfig {
+        provider,
+        base_url: serve.llm_base_url.clone().unwrap_or_else(|| provider.default_base_url().to_owned()),
+        api_key: serve.llm_api_key.clone(),
+        model,
+        timeout: Duration::from_millis(serve.llm_timeout_ms),
+        max_retries: serve.llm_max_retries,
+        backoff: Duration::from_millis(serve.llm_backoff_ms),
+        vision: serve.llm_vision,
+    };
+    let chat = webpilot_llm::build(&config).map_err(|e| StartError::Llm(e.to_string()))?;
+    let settings = ModelAgentSettings { max_steps: serve.agent_max_steps.max(1), ..ModelAgentSettings::default() };
+    Ok(Arc::new(ModelAgent::new(chat, settings)))
 }
 
 fn running_as_root() -> bool {

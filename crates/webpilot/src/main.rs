@@ -17,7 +17,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Runs the HTTP service.
-    Serve(ServeConfig),
+    Serve(Box<ServeConfig>),
     /// Manages users.
     #[command(subcommand)]
     Users(UsersCmd),

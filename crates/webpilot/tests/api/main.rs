@@ -3,6 +3,7 @@
 
 mod helpers;
 
+mod agent;
 mod auth;
 mod browser;
 mod endpoints;

@@ -1,0 +1,199 @@
+//! The agent's actions as data: the tool specs the model sees, and a typed `Action` parsed from each
+//! tool call (serialisable, so runs can be recorded and replayed later).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use webpilot_llm::{ToolCall, ToolSpec};
+
+/// Longest wait the model may ask for.
+pub const MAX_WAIT_SECONDS: f64 = 10.0;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "name", rename_all = "snake_case")]
+pub enum Action {
+    Navigate { url: String },
+    GoBack,
+    Click { index: Option<u32>, x: Option<f64>, y: Option<f64> },
+    Type { index: u32, text: String, press_enter: bool },
+    SelectOption { index: u32, option: String },
+    PressKey { key: String },
+    Scroll { down: bool, pixels: i64 },
+    SwitchTab { index: usize },
+    OpenTab { url: String },
+    CloseTab { index: usize },
+    Wait { seconds: f64 },
+    Extract,
+    AskHuman { question: String },
+    Done { message: String, success: bool },
+}
+
+impl Action {
+    /// The wire name (the `data.name` of its `action` event).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Navigate { .. } => "navigate",
+            Action::GoBack => "go_back",
+            Action::Click { .. } => "click",
+            Action::Type { .. } => "type",
+            Action::SelectOption { .. } => "select_option",
+            Action::PressKey { .. } => "press_key",
+            Action::Scroll { .. } => "scroll",
+            Action::SwitchTab { .. } => "switch_tab",
+            Action::OpenTab { .. } => "open_tab",
+            Action::CloseTab { .. } => "close_tab",
+            Action::Wait { .. } => "wait",
+            Action::Extract => "extract",
+            Action::AskHuman { .. } => "ask_human",
+            Action::Done { .. } => "done",
+        }
+    }
+
+    /// Parses a tool call; the error is told to the model.
+    pub fn from_call(call: &ToolCall) -> Result<Action, String> {
+        let a = &call.arguments;
+        let s = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_owned);
+        let n = |k: &str| a.get(k).and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()));
+        let need_s = |k: &str| s(k).ok_or_else(|| format!("{} needs a string argument {k:?}", call.name));
+        let need_i = |k: &str| {
+            n(k).filter(|v| *v >= 0.0)
+                .map(|v| v as u32)
+                .ok_or_else(|| format!("{} needs a number argument {k:?}", call.name))
+        };
+        Ok(match call.name.as_str() {
+            "navigate" => Action::Navigate { url: need_s("url")? },
+            "go_back" => Action::GoBack,
+            "click" => {
+                let (index, x, y) = (n("index").map(|v| v as u32), n("x"), n("y"));
+                if index.is_none() && (x.is_none() || y.is_none()) {
+                    return Err("click needs an element index, or x and y".into());
+                }
+                Action::Click { index, x, y }
+            }
+            "type" => Action::Type {
+                index: need_i("index")?,
+                text: need_s("text")?,
+                press_enter: a.get("press_enter").and_then(Value::as_bool).unwrap_or(false),
+            },
+            "select_option" => Action::SelectOption { index: need_i("index")?, option: need_s("option")? },
+            "press_key" => Action::PressKey { key: need_s("key")? },
+            "scroll" => Action::Scroll {
+                down: s("direction").is_none_or(|d| !d.eq_ignore_ascii_case("up")),
+                pixels: n("pixels").map(|p| p.clamp(1.0, 5000.0) as i64).unwrap_or(400),
+            },
+            "switch_tab" => Action::SwitchTab { index: need_i("index")? as usize },
+            "open_tab" => Action::OpenTab { url: need_s("url")? },
+            "close_tab" => Action::CloseTab { index: need_i("index")? as usize },
+            "wait" => Action::Wait { seconds: n("seconds").unwrap_or(1.0).clamp(0.0, MAX_WAIT_SECONDS) },
+            "extract" => Action::Extract,
+            "ask_human" => Action::AskHuman { question: need_s("question")? },
+            "done" => Action::Done {
+                message: s("message").unwrap_or_default(),
+                success: a.get("success").and_then(Value::as_bool).unwrap_or(true),
+            },
+            other => return Err(format!("there is no tool {other:?}")),
+        })
+    }
+}
+
+fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> ToolSpec {
+    ToolSpec {
+        name: name.into(),
+        description: description.into(),
+        parameters: json!({ "type": "object", "properties": properties, "required": required }),
+    }
+}
+
+/// The tools offered to the model.
+pub fn tool_specs() -> Vec<ToolSpec> {
+    let index = json!({ "type": "integer", "description": "the [index] of an element in the observation" });
+    vec![
+        tool("navigate", "Open a URL in the current tab.", json!({ "url": { "type": "string" } }), &["url"]),
+        tool("go_back", "Go back one page in the current tab's history.", json!({}), &[]),
+        tool(
+            "click",
+            "Click an element by its index (preferred), or a point x/y in viewport pixels (1024 x 445).",
+            json!({ "index": index, "x": { "type": "number" }, "y": { "type": "number" } }),
+            &[],
+        ),
+        tool(
+            "type",
+            "Type text into an input or textarea by index, replacing its content; optionally press Enter.",
+            json!({ "index": index, "text": { "type": "string" }, "press_enter": { "type": "boolean" } }),
+            &["index", "text"],
+        ),
+        tool(
+            "select_option",
+            "Choose an option of a select element by the option's text or value.",
+            json!({ "index": index, "option": { "type": "string" } }),
+            &["index", "option"],
+        ),
+        tool(
+            "press_key",
+            "Press a key (Enter, Escape, Tab, ArrowDown, ... or one character).",
+            json!({ "key": { "type": "string" } }),
+            &["key"],
+        ),
+        tool(
+            "scroll",
+            "Scroll the page.",
+            json!({ "direction": { "type": "string", "enum": ["up", "down"] }, "pixels": { "type": "integer" } }),
+            &["direction"],
+        ),
+        tool(
+            "switch_tab",
+            "Make the tab with this index the current one.",
+            json!({ "index": { "type": "integer" } }),
+            &["index"],
+        ),
+        tool("open_tab", "Open a URL in a new tab and switch to it.", json!({ "url": { "type": "string" } }), &["url"]),
+        tool("close_tab", "Close the tab with this index.", json!({ "index": { "type": "integer" } }), &["index"]),
+        tool("wait", "Wait for the page (at most 10 seconds).", json!({ "seconds": { "type": "number" } }), &[]),
+        tool("extract", "Read the full visible text of the current page.", json!({}), &[]),
+        tool(
+            "ask_human",
+            "Ask the human a question when you need information or a decision only they have; waits for the answer.",
+            json!({ "question": { "type": "string" } }),
+            &["question"],
+        ),
+        tool(
+            "done",
+            "Finish the task with the final answer for the user. Set success false if the task cannot be done.",
+            json!({ "message": { "type": "string" }, "success": { "type": "boolean" } }),
+            &["message"],
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(name: &str, arguments: Value) -> ToolCall {
+        ToolCall { id: "c".into(), name: name.into(), arguments }
+    }
+
+    #[test]
+    fn tool_calls_parse_into_actions() {
+        assert_eq!(
+            Action::from_call(&call("click", json!({"index": "4"}))).unwrap(),
+            Action::Click { index: Some(4), x: None, y: None }
+        );
+        assert_eq!(
+            Action::from_call(&call("scroll", json!({"direction": "UP"}))).unwrap(),
+            Action::Scroll { down: false, pixels: 400 }
+        );
+        assert_eq!(Action::from_call(&call("wait", json!({"seconds": 99}))).unwrap(), Action::Wait { seconds: 10.0 });
+        assert!(Action::from_call(&call("click", json!({}))).is_err());
+        assert!(Action::from_call(&call("type", json!({"index": 1}))).unwrap_err().contains("text"));
+        assert!(Action::from_call(&call("fly", json!({}))).is_err());
+        assert_eq!(tool_specs().len(), 14);
+    }
+
+    #[test]
+    fn actions_are_data() {
+        let a = Action::Type { index: 2, text: "hi".into(), press_enter: true };
+        let v = serde_json::to_value(&a).unwrap();
+        assert_eq!(v["name"], "type");
+        assert_eq!(serde_json::from_value::<Action>(v).unwrap(), a);
+    }
+}

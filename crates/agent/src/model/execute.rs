@@ -1,0 +1,133 @@
+//! Carrying out one action on the session's browser, and telling the model what happened.
+
+use super::actions::Action;
+use crate::{AgentContext, AgentError};
+use serde_json::json;
+use std::time::Duration;
+use webpilot_browser::BrowserError;
+use webpilot_core::geometry::{PagePoint, FRAME_WIDTH, PAGE_HEIGHT};
+use webpilot_core::ErrorCode;
+
+/// How an action went, as the model will read it.
+pub enum Outcome {
+    /// Text for the tool result.
+    Ok(String),
+    /// A browser error the model may recover from.
+    Failed(ErrorCode, String),
+    /// The task is over.
+    Done { message: String, success: bool },
+}
+
+fn failed(e: BrowserError) -> Outcome {
+    Outcome::Failed(e.code(), e.to_string())
+}
+
+/// Maximum page text returned by `extract`.
+const EXTRACT_CHARS: usize = 8000;
+
+pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentError> {
+    let page = &ctx.page;
+    let control = &ctx.control;
+    let detail = match action {
+        Action::Navigate { url } | Action::OpenTab { url } => json!({ "url": url }),
+        Action::Click { index, x, y } => json!({ "index": index, "x": x, "y": y }),
+        Action::Type { index, text, .. } => json!({ "index": index, "length": text.chars().count() }),
+        Action::SelectOption { index, option } => json!({ "index": index, "option": option }),
+        Action::PressKey { key } => json!({ "key": key }),
+        Action::Scroll { down, pixels } => json!({ "direction": if *down { "down" } else { "up" }, "pixels": pixels }),
+        Action::SwitchTab { index } | Action::CloseTab { index } => json!({ "index": index }),
+        Action::Wait { seconds } => json!({ "seconds": seconds }),
+        Action::AskHuman { question } => json!({ "question": question }),
+        Action::GoBack | Action::Extract | Action::Done { .. } => json!({}),
+    };
+    ctx.events.action(action.name(), detail);
+    match action {
+        Action::Done { message, success } => return Ok(Outcome::Done { message: message.clone(), success: *success }),
+        Action::AskHuman { question } => {
+            let answer = control.ask_human(question).await?;
+            return Ok(Outcome::Ok(format!("The human answered: {answer}")));
+        }
+        Action::Navigate { url } | Action::OpenTab { url } if page.policy().blocks_url(url) => {
+            return Ok(Outcome::Failed(
+                ErrorCode::NavigationTimeout,
+                format!("navigation to {url} is blocked: the domain is in avoidDomains. Do not visit it."),
+            ));
+        }
+        _ => {}
+    }
+    let work = async {
+        let text = match action {
+            Action::Navigate { url } => {
+                page.goto(url).await?;
+                format!("Opened {url}.")
+            }
+            Action::GoBack => {
+                page.go_back().await?;
+                "Went back.".into()
+            }
+            Action::Click { index: Some(i), .. } => {
+                let hit = page.click_index(*i).await?;
+                page.settle().await?;
+                format!("Clicked [{i}] {} {:?}.", hit.tag, hit.text)
+            }
+            Action::Click { x, y, .. } => {
+                let at = PagePoint {
+                    x: x.unwrap_or(0.0).clamp(0.0, FRAME_WIDTH as f64 - 1.0),
+                    y: y.unwrap_or(0.0).clamp(0.0, PAGE_HEIGHT as f64 - 1.0),
+                };
+                page.click_at(at, false).await?;
+                page.settle().await?;
+                format!("Clicked at ({:.0}, {:.0}).", at.x, at.y)
+            }
+            Action::Type { index, text, press_enter } => {
+                page.fill_index(*index, text).await?;
+                if *press_enter {
+                    page.press_key("Enter").await?;
+                    page.settle().await?;
+                    format!("Typed into [{index}] and pressed Enter.")
+                } else {
+                    format!("Typed into [{index}].")
+                }
+            }
+            Action::SelectOption { index, option } => {
+                let chosen = page.select_option(*index, option).await?;
+                format!("Selected {chosen:?} in [{index}].")
+            }
+            Action::PressKey { key } => {
+                page.press_key(key).await?;
+                page.settle().await?;
+                format!("Pressed {key}.")
+            }
+            Action::Scroll { down, pixels } => {
+                let y = page.scroll(if *down { *pixels } else { -*pixels }).await?;
+                format!("Scrolled; now {y:.0}px from the top.")
+            }
+            Action::SwitchTab { index } => {
+                page.switch_tab(*index)?;
+                format!("Switched to tab {index}.")
+            }
+            Action::OpenTab { url } => {
+                let i = page.open_tab(url).await?;
+                format!("Opened tab {i} at {url}.")
+            }
+            Action::CloseTab { index } => {
+                page.close_tab(*index).await?;
+                format!("Closed tab {index}.")
+            }
+            Action::Wait { seconds } => {
+                tokio::time::sleep(Duration::from_secs_f64(*seconds)).await;
+                format!("Waited {seconds} s.")
+            }
+            Action::Extract => {
+                let t = page.body_text(EXTRACT_CHARS).await?;
+                format!("Page text (up to {EXTRACT_CHARS} characters):\n{t}")
+            }
+            Action::Done { .. } | Action::AskHuman { .. } => String::new(),
+        };
+        Ok::<String, BrowserError>(text)
+    };
+    Ok(match control.guard(work).await? {
+        Ok(text) => Outcome::Ok(text),
+        Err(e) => failed(e),
+    })
+}

@@ -1,0 +1,163 @@
+//! The model-driven agent: observe the page, ask the model, carry out its tool calls, repeat until it
+//! calls `done`. Browser errors go back to the model so it can recover; the task fails with them only
+//! when the model gives up or keeps failing.
+
+mod actions;
+mod execute;
+mod prompt;
+
+pub use actions::{tool_specs, Action};
+
+use crate::{Agent, AgentContext, AgentError, AgentTask};
+use async_trait::async_trait;
+use base64::Engine;
+use execute::Outcome;
+use std::sync::Arc;
+use webpilot_core::ErrorCode;
+use webpilot_llm::{ChatMessage, ChatModel, ChatRequest, ContentPart, Role};
+
+/// Tunables of the model agent.
+#[derive(Debug, Clone)]
+pub struct ModelAgentSettings {
+    /// Model turns before the task fails.
+    pub max_steps: usize,
+    /// Interactive elements listed per observation.
+    pub max_elements: usize,
+    /// Characters of visible text per observation.
+    pub max_text: usize,
+    /// Consecutive failed actions after which the task fails with the last error.
+    pub max_failures: usize,
+    /// JPEG quality of screenshots (when the model takes images).
+    pub screenshot_quality: i64,
+}
+
+impl Default for ModelAgentSettings {
+    fn default() -> Self {
+        ModelAgentSettings { max_steps: 40, max_elements: 80, max_text: 1500, max_failures: 4, screenshot_quality: 50 }
+    }
+}
+
+pub struct ModelAgent {
+    model: Arc<dyn ChatModel>,
+    settings: ModelAgentSettings,
+    name: String,
+}
+
+impl ModelAgent {
+    pub fn new(model: Arc<dyn ChatModel>, settings: ModelAgentSettings) -> Self {
+        let name = model.name();
+        ModelAgent { model, settings, name }
+    }
+
+    /// The current observation as a user message (text, and a screenshot when the model takes images).
+    async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<ChatMessage, AgentError> {
+        let page = &ctx.page;
+        let snapshot = ctx.control.act(page.snapshot(self.settings.max_elements, self.settings.max_text)).await?;
+        let tabs = ctx.control.act(page.tabs()).await.unwrap_or_default();
+        let mut content = vec![ContentPart::Text(prompt::observation(&snapshot, &tabs, step))];
+        if self.model.supports_images() {
+            if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {
+                let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
+                content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
+            }
+        }
+        Ok(ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None })
+    }
+}
+
+/// Replaces the full text of an old observation by a one-line stub, so the prompt does not grow with
+/// every page seen.
+fn shrink(message: &mut ChatMessage) {
+    if message.role == Role::User && message.joined_text().starts_with("Observation (step") {
+        let first = message.joined_text().lines().take(3).collect::<Vec<_>>().join(" | ");
+        *message = ChatMessage::text(Role::User, format!("{first} (older observation omitted)"));
+    }
+}
+
+#[async_trait]
+impl Agent for ModelAgent {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    async fn run(&self, task: AgentTask, ctx: AgentContext) -> Result<String, AgentError> {
+        let tools = tool_specs();
+        let mut history = vec![
+            ChatMessage::text(Role::System, prompt::system_prompt(&task.limits.avoid_domains)),
+            ChatMessage::text(Role::User, prompt::task_message(&task.details, &task.context)),
+        ];
+        let max_output = task.limits.max_output_tokens.min(u32::MAX as u64) as u32;
+        let mut failures = 0usize;
+        let mut last_error: Option<(ErrorCode, String)> = None;
+        for step in 1..=self.settings.max_steps {
+            ctx.control.checkpoint().await?;
+            history.iter_mut().for_each(shrink);
+            history.push(self.observe(&ctx, step).await?);
+            let request =
+                ChatRequest { messages: history.clone(), tools: tools.clone(), max_output_tokens: max_output };
+            let response = ctx
+                .control
+                .act(async {
+                    self.model
+                        .complete(&request)
+                        .await
+                        .map_err(|e| AgentError::new(ErrorCode::ModelUnavailable, e.to_string()))
+                })
+                .await?;
+            ctx.usage.add_tokens(response.usage.prompt_tokens, response.usage.completion_tokens)?;
+            if let Some(text) = &response.text {
+                ctx.events.agent(text.clone());
+            }
+            if response.tool_calls.is_empty() {
+                // A plain answer without tools is taken as the final answer.
+                return match response.text {
+                    Some(text) => Ok(text),
+                    None => Err(AgentError::new(
+                        ErrorCode::TaskFailed,
+                        "the model answered with neither text nor a tool call",
+                    )),
+                };
+            }
+            let mut assistant = ChatMessage::text(Role::Assistant, response.text.clone().unwrap_or_default());
+            assistant.tool_calls = response.tool_calls.clone();
+            history.push(assistant);
+            ctx.events.update(format!("step {step}: {} action(s)", response.tool_calls.len()));
+            for (i, call) in response.tool_calls.iter().enumerate() {
+                if i > 0 {
+                    ctx.control.checkpoint().await?;
+                }
+                let outcome = match Action::from_call(call) {
+                    Ok(action) => execute::run(&action, &ctx).await?,
+                    Err(msg) => Outcome::Failed(ErrorCode::InvalidParams, msg),
+                };
+                let reply = match outcome {
+                    Outcome::Done { message, success: true } => return Ok(message),
+                    Outcome::Done { message, success: false } => {
+                        let code = last_error.map(|(c, _)| c).unwrap_or(ErrorCode::TaskFailed);
+                        return Err(AgentError::new(code, format!("the agent gave up: {message}")));
+                    }
+                    Outcome::Ok(text) => {
+                        failures = 0;
+                        text
+                    }
+                    Outcome::Failed(code, msg) => {
+                        failures += 1;
+                        last_error = Some((code, msg.clone()));
+                        if failures >= self.settings.max_failures {
+                            return Err(AgentError::new(
+                                code,
+                                format!("{failures} actions failed in a row; last: {msg}"),
+                            ));
+                        }
+                        format!("ERROR {code}: {msg}")
+                    }
+                };
+                history.push(ChatMessage::tool_result(call.id.clone(), reply));
+            }
+        }
+        Err(AgentError::new(
+            ErrorCode::TaskFailed,
+            format!("the agent did not finish within {} steps", self.settings.max_steps),
+        ))
+    }
+}

@@ -1,0 +1,4 @@
+//! Wire formats of the supported model APIs.
+
+pub mod anthropic;
+pub mod openai;

@@ -1,0 +1,200 @@
+//! A scripted model server: speaks the OpenAI Chat Completions wire format over real HTTP and answers
+//! each request with the next scripted reply (tool calls, text, an HTTP error, a delay). Tool-call
+//! arguments may name an element by its text — `"@Pricing"` — and the server replaces that with the
+//! element's [index] from the latest observation it received, as a model reading the page would.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Tool calls `(name, arguments)`, with optional reasoning text.
+    Tools { text: Option<String>, calls: Vec<(String, Value)> },
+    /// A plain text answer with no tool call.
+    Text(String),
+    /// An HTTP error status with a small error body.
+    Status(u16),
+    /// Waits, then gives the inner reply.
+    Delay(Duration, Box<Reply>),
+}
+
+impl Reply {
+    /// One tool call.
+    pub fn call(name: &str, arguments: Value) -> Reply {
+        Reply::Tools { text: None, calls: vec![(name.to_owned(), arguments)] }
+    }
+    /// One tool call with reasoning text.
+    pub fn think(text: &str, name: &str, arguments: Value) -> Reply {
+        Reply::Tools { text: Some(text.to_owned()), calls: vec![(name.to_owned(), arguments)] }
+    }
+    pub fn done(message: &str) -> Reply {
+        Reply::call("done", json!({ "message": message }))
+    }
+    pub fn delayed(ms: u64, reply: Reply) -> Reply {
+        Reply::Delay(Duration::from_millis(ms), Box::new(reply))
+    }
+}
+
+#[derive(Default)]
+struct ModelState {
+    script: VecDeque<Reply>,
+    requests: Vec<Value>,
+}
+
+type Shared = Arc<Mutex<ModelState>>;
+
+fn lock(s: &Shared) -> std::sync::MutexGuard<'_, ModelState> {
+    s.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A running scripted model; stops when dropped.
+pub struct ScriptedModel {
+    state: Shared,
+    port: u16,
+    task: JoinHandle<()>,
+}
+
+impl ScriptedModel {
+    pub async fn start(script: Vec<Reply>) -> ScriptedModel {
+        let state: Shared = Arc::new(Mutex::new(ModelState { script: script.into(), requests: Vec::new() }));
+        let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(state.clone());
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind scripted model");
+        let port = listener.local_addr().expect("local addr").port();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        ScriptedModel { state, port, task }
+    }
+
+    /// The base URL to configure (`WEBPILOT_LLM_BASE_URL`).
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Every request body received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        lock(&self.state).requests.clone()
+    }
+
+    /// Appends replies to the script.
+    pub fn push(&self, replies: Vec<Reply>) {
+        lock(&self.state).script.extend(replies);
+    }
+
+    /// Replies not used yet.
+    pub fn remaining(&self) -> usize {
+        lock(&self.state).script.len()
+    }
+}
+
+impl Drop for ScriptedModel {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The text of a message's content (a string or an array of parts).
+pub fn content_text(message: &Value) -> String {
+    match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The latest observation in a request (the last user message that is one).
+pub fn last_observation(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .rev()
+        .filter(|m| m["role"] == "user")
+        .map(content_text)
+        .find(|t| t.starts_with("Observation"))
+        .unwrap_or_default()
+}
+
+/// Replaces `"@text"` string arguments by the index of the first element line containing `text`.
+fn resolve(arguments: &Value, observation: &str) -> Value {
+    match arguments {
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, observation))).collect()),
+        Value::String(s) if s.starts_with('@') => {
+            let want = &s[1..];
+            observation
+                .lines()
+                .filter(|l| l.starts_with('['))
+                .find(|l| l.contains(want))
+                .and_then(|l| l[1..].split(']').next()?.parse::<u64>().ok())
+                .map(|i| json!(i))
+                .unwrap_or_else(|| json!(9999))
+        }
+        other => other.clone(),
+    }
+}
+
+async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Response {
+    let reply = {
+        let mut s = lock(&state);
+        s.requests.push(request.clone());
+        s.script.pop_front()
+    };
+    let mut reply = match reply {
+        Some(r) => r,
+        None => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "error": { "message": "script exhausted" } })))
+                .into_response()
+        }
+    };
+    while let Reply::Delay(d, inner) = reply {
+        tokio::time::sleep(d).await;
+        reply = *inner;
+    }
+    let observation = last_observation(&request);
+    // A rough token count (4 characters a token) so token budgets behave as with a real model.
+    let prompt_tokens = request["messages"].to_string().len() as u64 / 4;
+    let message = match reply {
+        Reply::Status(code) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            return (status, Json(json!({ "error": { "message": "scripted failure" } }))).into_response();
+        }
+        Reply::Text(text) => json!({ "role": "assistant", "content": text }),
+        Reply::Tools { text, calls } => {
+            let calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({ "id": format!("call_{i}_{}", rand_suffix()), "type": "function",
+                            "function": { "name": name, "arguments": resolve(args, &observation).to_string() } })
+                })
+                .collect();
+            json!({ "role": "assistant", "content": text, "tool_calls": calls })
+        }
+        Reply::Delay(..) => json!({ "role": "assistant", "content": "" }),
+    };
+    let completion_tokens = message.to_string().len() as u64 / 4;
+    Json(json!({
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": request["model"],
+        "choices": [{ "index": 0, "message": message, "finish_reason": "tool_calls" }],
+        "usage": { "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens },
+    }))
+    .into_response()
+}
+
+fn rand_suffix() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos() as u64).unwrap_or(0)
+}
