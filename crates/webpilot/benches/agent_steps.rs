@@ -1,0 +1,98 @@
+//! Benchmark (prints numbers, asserts nothing): prompt size per model turn on the fixture pages, and
+//! session-start / task latency on a warm browser. Run with `cargo bench -p webpilot --bench agent_steps`.
+
+use clap::Parser;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use webpilot::config::{ServeConfig, StoreConfig};
+use webpilot_core::usage::usd_to_micros;
+use webpilot_testkit::model::last_observation;
+use webpilot_testkit::{FixtureSite, Reply, ScriptedModel};
+
+#[derive(Parser)]
+struct Flags {
+    #[command(flatten)]
+    serve: ServeConfig,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let site = FixtureSite::start().await;
+    let model = ScriptedModel::start(Vec::new()).await;
+    let data = tempfile::tempdir().expect("tempdir");
+    let flags = Flags::parse_from([
+        "bench",
+        "--listen",
+        "127.0.0.1:0",
+        "--rate-limit",
+        "100000",
+        "--max-sessions",
+        "2",
+        "--llm-provider",
+        "openai",
+        "--llm-model",
+        "scripted",
+        "--llm-base-url",
+        &model.base_url(),
+    ]);
+    let app = webpilot::start(&flags.serve, &StoreConfig { data_dir: data.path().to_path_buf() }).await.expect("start");
+    let base = format!("http://{}", app.addr);
+    let user = app.store.create_user("bench", usd_to_micros(1000.0)).await.expect("user");
+    let (_, key) = app.store.create_api_key(&user.id, "bench", None).await.expect("key");
+    let client = reqwest::Client::new();
+    let post = |path: &str, body: Value| {
+        let req = client.post(format!("{base}{path}")).bearer_auth(&key).json(&body);
+        async move { req.send().await.expect("request").json::<Value>().await.expect("json") }
+    };
+
+    println!("== prompt size per model turn (tokens = request characters / 4, as the scripted model reports) ==");
+    println!("{:<18} {:>10} {:>12} {:>12}", "page", "elements", "obs chars", "turn tokens");
+    for path in ["/", "/pricing", "/form", "/counter", "/tracker", "/vanish"] {
+        let before = model.requests().len();
+        model.push(vec![Reply::call("navigate", json!({ "url": site.url(path) })), Reply::done("ok")]);
+        let r = post("/start/run-task", json!({ "taskDetails": "measure" })).await;
+        assert_eq!(r["status"], "complete", "{r}");
+        let reqs = model.requests();
+        let turn = &reqs[before + 1];
+        let obs = last_observation(turn);
+        let elements = obs.lines().filter(|l| l.starts_with('[')).count();
+        let tokens = turn["messages"].to_string().len() / 4;
+        println!("{path:<18} {elements:>10} {:>12} {tokens:>12}", obs.len());
+    }
+    let tools_chars = model.requests()[0]["tools"].to_string().len();
+    println!("tool definitions: {tools_chars} chars (~{} tokens, sent with every turn)", tools_chars / 4);
+
+    println!("\n== latency on a warm browser (median of 10) ==");
+    let mut starts = Vec::new();
+    let mut terminates = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let s = post("/start/start-session", json!({})).await;
+        starts.push(t.elapsed().as_secs_f64() * 1000.0);
+        let sid = s["sessionId"].as_str().expect("session").to_owned();
+        let t = Instant::now();
+        post(
+            "/start/send-message",
+            json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "terminate" } }),
+        )
+        .await;
+        terminates.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!("start-session: {:.1} ms   terminate: {:.1} ms", median(starts), median(terminates));
+    let mut runs = Vec::new();
+    for _ in 0..10 {
+        model.push(vec![Reply::call("navigate", json!({ "url": site.url("/pricing") })), Reply::done("ok")]);
+        let t = Instant::now();
+        let r = post("/start/run-task", json!({ "taskDetails": "bench" })).await;
+        assert_eq!(r["status"], "complete");
+        runs.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    println!("run-task (new session, 2 model turns, 1 navigation, close): {:.1} ms", median(runs));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    app.shutdown().await;
+}
