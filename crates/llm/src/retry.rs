@@ -29,8 +29,24 @@ where
     }
 }
 
+/// POSTs `body` as JSON to `{base_url}/{path}` with retries; `sign` adds the provider's headers.
+pub(crate) async fn post_json(
+    client: &reqwest::Client,
+    config: &crate::LlmConfig,
+    path: &str,
+    body: &serde_json::Value,
+    sign: impl Fn(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> Result<serde_json::Value, LlmError> {
+    let url = format!("{}/{path}", config.base_url.trim_end_matches('/'));
+    with_retries(config.max_retries, config.backoff, || async {
+        let resp = sign(client.post(&url).json(body)).send().await.map_err(LlmError::from_reqwest)?;
+        read_json(resp).await
+    })
+    .await
+}
+
 /// Reads a response: the JSON body on success, a `Status` error (body cut to 500 chars) otherwise.
-pub(crate) async fn read_json(resp: reqwest::Response) -> Result<serde_json::Value, LlmError> {
+async fn read_json(resp: reqwest::Response) -> Result<serde_json::Value, LlmError> {
     let status = resp.status();
     let text = resp.text().await.map_err(LlmError::from_reqwest)?;
     if !status.is_success() {

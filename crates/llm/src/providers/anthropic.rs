@@ -1,6 +1,6 @@
 //! Anthropic's Messages API with tool use (`POST {base}/messages`).
 
-use crate::retry::{read_json, with_retries};
+use crate::retry::post_json;
 use crate::types::parse_arguments;
 use crate::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, ContentPart, LlmConfig, LlmError, Role, TokenUsage, ToolCall,
@@ -120,15 +120,13 @@ impl ChatModel for AnthropicChat {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let url = format!("{}/messages", self.config.base_url.trim_end_matches('/'));
         let body = request_body(&self.config.model, request);
-        let v = with_retries(self.config.max_retries, self.config.backoff, || async {
-            let mut req = self.client.post(&url).header("anthropic-version", API_VERSION).json(&body);
-            if let Some(key) = &self.config.api_key {
-                req = req.header("x-api-key", key);
+        let v = post_json(&self.client, &self.config, "messages", &body, |req| {
+            let req = req.header("anthropic-version", API_VERSION);
+            match &self.config.api_key {
+                Some(key) => req.header("x-api-key", key),
+                None => req,
             }
-            let resp = req.send().await.map_err(LlmError::from_reqwest)?;
-            read_json(resp).await
         })
         .await?;
         parse_response(&v)

@@ -1,6 +1,6 @@
 //! OpenAI-compatible Chat Completions with tool calling (`POST {base}/chat/completions`).
 
-use crate::retry::{read_json, with_retries};
+use crate::retry::post_json;
 use crate::types::parse_arguments;
 use crate::{
     ChatMessage, ChatModel, ChatRequest, ChatResponse, ContentPart, LlmConfig, LlmError, Role, TokenUsage, ToolCall,
@@ -119,15 +119,10 @@ impl ChatModel for OpenAiChat {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let url = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
         let body = request_body(&self.config.model, request);
-        let v = with_retries(self.config.max_retries, self.config.backoff, || async {
-            let mut req = self.client.post(&url).json(&body);
-            if let Some(key) = &self.config.api_key {
-                req = req.bearer_auth(key);
-            }
-            let resp = req.send().await.map_err(LlmError::from_reqwest)?;
-            read_json(resp).await
+        let v = post_json(&self.client, &self.config, "chat/completions", &body, |req| match &self.config.api_key {
+            Some(key) => req.bearer_auth(key),
+            None => req,
         })
         .await?;
         parse_response(&v)
