@@ -4,6 +4,7 @@
 //! domain policy at the network level.
 
 mod config;
+mod cookies;
 mod error;
 mod input;
 mod intercept;
@@ -13,7 +14,8 @@ mod process;
 mod scripts;
 
 pub use config::BrowserSettings;
+pub use cookies::CookieJar;
 pub use error::BrowserError;
 pub use intercept::DomainPolicy;
 pub use page::{ClickTarget, SessionPage};
-pub use pool::{BrowserLease, BrowserPool, PoolStats};
+pub use pool::{BrowserLease, BrowserPool, PoolStats, Replacement};
