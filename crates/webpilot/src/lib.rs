@@ -89,11 +89,13 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         SessionConfig {
             task_wait: Duration::from_millis(serve.task_wait_ms),
             idle_timeout: Duration::from_millis(serve.idle_timeout_ms),
+            reconnect_window: Duration::from_millis(serve.instance_reconnect_window_ms),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
                 compute_per_second: serve.price_compute_per_second,
             },
+            ..SessionConfig::default()
         },
     );
     let public_url =
