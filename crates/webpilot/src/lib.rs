@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use webpilot_agent::planner::OfflinePlanner;
 use webpilot_agent::Agent;
-use webpilot_api::{ApiConfig, AppState, RateLimiter};
+use webpilot_api::{ApiConfig, AppState, RateLimiter, SocketRegistry};
 use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
 use webpilot_sessions::{SessionConfig, SessionManager};
@@ -33,6 +33,7 @@ pub struct RunningApp {
     pub addr: SocketAddr,
     pub store: Store,
     pub manager: SessionManager,
+    pub sockets: Arc<SocketRegistry>,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -40,6 +41,7 @@ pub struct RunningApp {
 impl RunningApp {
     /// Graceful stop: stops accepting requests, ends every session, closes the browsers and the store.
     pub async fn shutdown(mut self) {
+        self.sockets.close().await;
         self.stop.cancel();
         self.wait().await;
         self.manager.shutdown().await;
@@ -101,11 +103,13 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let public_url =
         serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
     let rate = Arc::new(RateLimiter::new(serve.rate_limit, Duration::from_millis(serve.rate_window_ms)));
+    let sockets = Arc::new(SocketRegistry::default());
     let state = AppState {
         manager: manager.clone(),
         store: store.clone(),
         rate: rate.clone(),
         config: Arc::new(ApiConfig { public_url }),
+        sockets: sockets.clone(),
     };
     let router = webpilot_api::router(state);
     let stop = CancellationToken::new();
@@ -124,7 +128,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, stop, server: Some(server) })
+    Ok(RunningApp { addr, store, manager, sockets, stop, server: Some(server) })
 }
 
 fn running_as_root() -> bool {

@@ -1,12 +1,14 @@
-//! Black-box tests of the REST contract through the real server, a real Chromium and the local
+//! Black-box tests of the REST and WebSocket contract through the real server, a real Chromium and the local
 //! fixture website. One binary, one module per area.
 
 mod helpers;
+mod sio;
 
 mod auth;
 mod browser;
 mod endpoints;
 mod persistence;
 mod ratelimit;
+mod socket;
 mod states;
 mod validation;
