@@ -40,11 +40,6 @@ impl SocketRegistry {
         self.sockets.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default()
     }
 
-    /// How many sockets follow `session_id`.
-    pub fn count_for(&self, session_id: &str) -> usize {
-        self.sockets.lock().map(|m| m.values().filter(|e| e.session_id == session_id).count()).unwrap_or(0)
-    }
-
     fn add(&self, id: String, session_id: String, forwarder: AbortHandle) {
         if let Ok(mut m) = self.sockets.lock() {
             m.insert(id, Entry { session_id, forwarder });
@@ -54,6 +49,7 @@ impl SocketRegistry {
     fn remove(&self, id: &str) {
         if let Some(entry) = self.sockets.lock().ok().and_then(|mut m| m.remove(id)) {
             entry.forwarder.abort();
+            tracing::debug!(socket = %id, session = %entry.session_id, "socket forgotten");
         }
     }
 
