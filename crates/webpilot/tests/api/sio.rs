@@ -22,13 +22,20 @@ pub struct SocketClient {
 }
 
 impl SocketClient {
-    /// Starts a client for `session` ("-" for no auth data) against the service at `base`.
+    /// Starts a client for `session` ("-" for no auth data) against the service at `base`; it connects
+    /// with long-polling and upgrades to WebSocket, as the official clients do.
     pub fn start(base: &str, session: &str) -> SocketClient {
+        SocketClient::start_over(base, session, "polling,websocket")
+    }
+
+    /// As `start`, over the given Engine.IO transports (e.g. "websocket" only).
+    pub fn start_over(base: &str, session: &str, transports: &str) -> SocketClient {
         let mut child = Command::new("python3")
             .arg(SCRIPT)
             .arg(base)
             .arg(session)
             .env("WP_CLIENT_TIMEOUT", "90")
+            .env("WP_CLIENT_TRANSPORTS", transports)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -42,7 +49,12 @@ impl SocketClient {
 
     /// Starts a client and waits until it is connected; returns it with its socket id.
     pub async fn connect(base: &str, session: &str) -> (SocketClient, String) {
-        let mut c = SocketClient::start(base, session);
+        SocketClient::connect_over(base, session, "polling,websocket").await
+    }
+
+    /// As `connect`, over the given Engine.IO transports.
+    pub async fn connect_over(base: &str, session: &str, transports: &str) -> (SocketClient, String) {
+        let mut c = SocketClient::start_over(base, session, transports);
         let ev = c.expect_event("connect", Duration::from_secs(15)).await;
         let sid = ev["sid"].as_str().expect("sid").to_owned();
         (c, sid)

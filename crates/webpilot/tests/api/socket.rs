@@ -124,7 +124,8 @@ async fn active_sockets_lists_the_connected_sockets() {
     let app = quick_app().await;
     let key = app.key().await;
     let sid = app.start_session(&key, json!({})).await;
-    let (mut client, socket_id) = SocketClient::connect(&app.base, &sid).await;
+    // A client that speaks WebSocket from the start (no long-polling first).
+    let (mut client, socket_id) = SocketClient::connect_over(&app.base, &sid, "websocket").await;
     let r = app.get("/start/active-sockets").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body["success"], true);
