@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite. Installs Chromium first when it is missing (Debian), and makes sure the
-# local PostgreSQL that the schema test uses is running.
+# Runs the whole test suite. Installs Chromium first when it is missing (Debian), the Python Socket.IO
+# client the WebSocket tests use, and makes sure the local PostgreSQL that the schema test uses is running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,9 @@ fi
 if command -v pg_ctlcluster >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
 fi
+
+# The WebSocket tests drive a real Socket.IO client (python-socketio).
+python3 -m pip install -q --disable-pip-version-check -r crates/webpilot/tests/python-requirements.txt
 
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

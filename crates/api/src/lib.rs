@@ -6,13 +6,15 @@ mod body;
 mod error;
 mod ratelimit;
 mod routes;
+mod socket;
 mod state;
 mod views;
 
 pub use ratelimit::RateLimiter;
+pub use socket::SocketRegistry;
 pub use state::{ApiConfig, AppState};
 
-/// Builds the router with every endpoint of the REST contract.
+/// Builds the router with every endpoint of the REST contract and the Socket.IO channel.
 pub fn router(state: AppState) -> axum::Router {
     routes::router(state)
 }

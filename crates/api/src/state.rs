@@ -1,6 +1,7 @@
 //! What every handler shares.
 
 use crate::ratelimit::RateLimiter;
+use crate::socket::SocketRegistry;
 use std::sync::Arc;
 use webpilot_sessions::SessionManager;
 use webpilot_store::Store;
@@ -17,4 +18,6 @@ pub struct AppState {
     pub store: Store,
     pub rate: Arc<RateLimiter>,
     pub config: Arc<ApiConfig>,
+    /// Connected Socket.IO clients.
+    pub sockets: Arc<SocketRegistry>,
 }

@@ -4,6 +4,7 @@
 //! domain policy at the network level.
 
 mod config;
+mod cookies;
 mod error;
 mod input;
 mod intercept;
@@ -15,8 +16,9 @@ mod snapshot;
 mod tabs;
 
 pub use config::BrowserSettings;
+pub use cookies::CookieJar;
 pub use error::BrowserError;
 pub use intercept::DomainPolicy;
 pub use page::{ClickTarget, SessionPage, TabInfo};
-pub use pool::{BrowserLease, BrowserPool, PoolStats};
+pub use pool::{BrowserLease, BrowserPool, PoolStats, Replacement};
 pub use snapshot::{ElementInfo, PageSnapshot};

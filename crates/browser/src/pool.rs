@@ -3,6 +3,7 @@
 //! context is disposed when the lease drops, by a task the pool owns and waits for at shutdown.
 
 use crate::config::BrowserSettings;
+use crate::cookies::{self, CookieJar};
 use crate::error::{within, BrowserError};
 use crate::intercept::DomainPolicy;
 use crate::page::SessionPage;
@@ -60,6 +61,13 @@ impl BrowserPool {
     /// Takes a session slot now or fails with `NoCapacity`; then prepares a fresh context and page.
     pub async fn lease(&self, policy: DomainPolicy) -> Result<BrowserLease, BrowserError> {
         let permit = self.inner.permits.clone().try_acquire_owned().map_err(|_| BrowserError::NoCapacity)?;
+        let Replacement { page, guard } = self.replacement(policy).await?;
+        Ok(BrowserLease { page, guard, _permit: permit })
+    }
+
+    /// A fresh context and page without taking a slot: for a lease whose browser died (install it with
+    /// [`BrowserLease::install`]). A dead process is relaunched here.
+    pub async fn replacement(&self, policy: DomainPolicy) -> Result<Replacement, BrowserError> {
         let process = self.process().await?;
         let timeout = self.inner.settings.cdp_timeout;
         let context = within(
@@ -76,7 +84,7 @@ impl BrowserPool {
         let page = within(timeout, "create page", guard.process.browser.new_page(target)).await?;
         let opener = TabOpener { process: guard.process.clone(), context: guard.context.clone() };
         let page = SessionPage::new(page, opener, &self.inner.settings, policy).await?;
-        Ok(BrowserLease { page, guard, _permit: permit })
+        Ok(Replacement { page, guard })
     }
 
     /// A live process to host the next context: round robin over the slots, launching where a slot is
@@ -169,6 +177,12 @@ impl Drop for ContextGuard {
     }
 }
 
+/// A new context and page for a lease whose browser died; disposed on drop unless installed.
+pub struct Replacement {
+    page: SessionPage,
+    guard: ContextGuard,
+}
+
 /// One session's hold on the pool: its page, its context and its capacity slot, all released on drop.
 pub struct BrowserLease {
     page: SessionPage,
@@ -187,5 +201,18 @@ impl BrowserLease {
     /// The hosting process id.
     pub fn pid(&self) -> Option<u32> {
         self.guard.process.pid
+    }
+    /// Moves the lease onto a replacement context and page, keeping its slot; the old context is let go.
+    pub fn install(&mut self, replacement: Replacement) {
+        self.page = replacement.page;
+        self.guard = replacement.guard;
+    }
+    /// Every cookie of the lease's browser context (fails once the browser is dead).
+    pub async fn cookies(&self) -> Result<CookieJar, BrowserError> {
+        cookies::read(&self.guard.process.browser, &self.guard.context, self.guard.timeout).await
+    }
+    /// Sets the cookies of `jar` in the lease's browser context.
+    pub async fn set_cookies(&self, jar: &CookieJar) -> Result<(), BrowserError> {
+        cookies::write(&self.guard.process.browser, &self.guard.context, jar, self.guard.timeout).await
     }
 }

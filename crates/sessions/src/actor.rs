@@ -4,6 +4,7 @@
 
 use crate::live::LiveTask;
 use crate::manager::Shared;
+use crate::recovery::{instance_lost_error, Snapshot};
 use crate::runner::{self, RunningTask};
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
@@ -44,12 +45,17 @@ pub(crate) struct SessionActor {
     pub input_lock: Arc<Mutex<()>>,
     /// Replies to `terminate`, sent once the session is really closed.
     pub end_replies: Vec<Reply<String>>,
+    /// Cookies and URL to restore if the browser dies, refreshed at `next_snapshot` and after tasks.
+    pub snapshot: Snapshot,
+    pub next_snapshot: Instant,
 }
 
 /// What woke the actor up.
 enum Wake {
     Command(Option<Command>),
     TaskEnd(Result<String, AgentError>),
+    InstanceLost,
+    Snapshot,
     End(EndReason),
 }
 
@@ -84,7 +90,8 @@ impl SessionActor {
                 result = task_end(&mut self.task) => Wake::TaskEnd(result),
                 _ = tokio::time::sleep_until(self.expires_at) => Wake::End(EndReason::Expired),
                 _ = tokio::time::sleep_until(idle_deadline) => Wake::End(EndReason::Expired),
-                _ = lease_lost(&self.lease) => Wake::End(EndReason::InstanceLost),
+                _ = lease_lost(&self.lease) => Wake::InstanceLost,
+                _ = tokio::time::sleep_until(self.next_snapshot) => Wake::Snapshot,
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),
             };
             let end = match wake {
@@ -94,6 +101,12 @@ impl SessionActor {
                 }
                 Wake::Command(None) => Some(EndReason::Terminated),
                 Wake::TaskEnd(result) => self.on_task_end(result).await,
+                Wake::InstanceLost => self.recover().await,
+                Wake::Snapshot => {
+                    self.take_snapshot().await;
+                    self.next_snapshot = Instant::now() + self.shared.config.snapshot_every;
+                    None
+                }
                 Wake::End(reason) => Some(reason),
             };
             if let Some(reason) = end {
@@ -117,14 +130,14 @@ impl SessionActor {
     }
 
     /// Applies an input to the state machine.
-    async fn apply(&mut self, input: Input) -> Result<bool, ApiError> {
+    pub(crate) async fn apply(&mut self, input: Input) -> Result<bool, ApiError> {
         let t = transition(self.state, self.task_running(), input)?;
         self.set_state(t.next).await;
         Ok(t.changed)
     }
 
     /// Handles one command; returns an end reason when the session must end.
-    async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
+    pub(crate) async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
         match cmd {
             Command::NewTask { task, context, reply } => {
                 let r = self.start_task(task, context).await;
@@ -264,7 +277,7 @@ impl SessionActor {
     }
 
     /// Records a task's outcome (stored, charged, published) and forgets it.
-    async fn record(&self, live: &LiveTask, result: Result<String, AgentError>) {
+    pub(crate) async fn record(&self, live: &LiveTask, result: Result<String, AgentError>) {
         runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, result).await;
         self.shared.unregister_task(&live.id);
     }
@@ -273,11 +286,18 @@ impl SessionActor {
     /// must close (terminateOnCompletion).
     async fn on_task_end(&mut self, result: Result<String, AgentError>) -> Option<EndReason> {
         let task = self.task.take()?;
+        let lost = !self.lease.is_alive();
+        // A task cut off by a dead browser fails as such, whatever its last action reported.
+        let result = if lost { result.map_err(|_| instance_lost_error()) } else { result };
         self.record(&task.live, result).await;
         if let Err(e) = self.apply(Input::TaskFinished).await {
             tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
         }
-        (task.terminate_on_completion || self.terminate_on_completion).then_some(EndReason::TerminateOnCompletion)
+        if task.terminate_on_completion || self.terminate_on_completion {
+            return Some(if lost { EndReason::InstanceLost } else { EndReason::TerminateOnCompletion });
+        }
+        self.take_snapshot().await;
+        None
     }
 
     /// Ends the session: the running task is stopped and recorded, the browser context closed,
@@ -295,9 +315,7 @@ impl SessionActor {
                     ErrorCode::SessionExpired,
                     "the session reached its maxDuration (or idle timeout) while the task ran",
                 )),
-                (Err(_), EndReason::InstanceLost) => {
-                    Err(AgentError::new(ErrorCode::InstanceUnavailable, "the browser instance was lost"))
-                }
+                (Err(_), EndReason::InstanceLost) => Err(instance_lost_error()),
                 (Err(e), _) if e.code != ErrorCode::TaskStopped => Err(e),
                 (Err(_), _) => {
                     Err(AgentError::new(ErrorCode::TaskStopped, "the session was terminated while the task ran"))

@@ -5,6 +5,7 @@
 mod actor;
 mod live;
 mod manager;
+mod recovery;
 mod runner;
 
 pub use live::{LiveTask, TaskView};

@@ -30,6 +30,13 @@ pub struct SessionConfig {
     /// A session with no task and no message for this long ends as `expired` (at most 5 min).
     pub idle_timeout: Duration,
     pub prices: Prices,
+    /// The reconnection grace period announced in `instance:disconnected` (spec: 300000 ms); also the
+    /// longest the replacement attempts may run.
+    pub instance_grace_period: Duration,
+    /// How long to try for a replacement browser instance before ending as `instance_lost`.
+    pub reconnect_window: Duration,
+    /// How often the session's cookies and URL are snapshotted for recovery (also after every task).
+    pub snapshot_every: Duration,
 }
 
 impl Default for SessionConfig {
@@ -38,6 +45,9 @@ impl Default for SessionConfig {
             task_wait: Duration::from_secs(50),
             idle_timeout: Duration::from_secs(300),
             prices: Prices::default(),
+            instance_grace_period: Duration::from_secs(300),
+            reconnect_window: Duration::from_secs(300),
+            snapshot_every: Duration::from_secs(5),
         }
     }
 }
@@ -206,6 +216,8 @@ impl SessionManager {
             interactions: JoinSet::new(),
             input_lock: Arc::new(AsyncMutex::new(())),
             end_replies: Vec::new(),
+            snapshot: Default::default(),
+            next_snapshot: now + Duration::from_secs(1),
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
@@ -315,6 +327,19 @@ impl SessionManager {
             .map_err(|e| internal("reading a task", e))?
             .ok_or_else(|| ApiError::code(ErrorCode::TaskNotFound))?;
         Ok(TaskView::from_record(&record))
+    }
+
+    /// The user owning live session `session_id` (the WebSocket channel acts as this user); an unknown or
+    /// ended session is `SESSION_NOT_FOUND`.
+    pub async fn owner(&self, session_id: &str) -> Result<User, ApiError> {
+        let handle = self.shared.session(session_id).ok_or_else(no_session)?;
+        let user = self.shared.store.get_user(&handle.user_id).await.map_err(|e| internal("reading a user", e))?;
+        user.ok_or_else(no_session)
+    }
+
+    /// Whether `session_id` is a live session now.
+    pub fn is_live(&self, session_id: &str) -> bool {
+        self.shared.session(session_id).is_some()
     }
 
     /// Subscribes to a live session's events (the WebSocket channel uses this).

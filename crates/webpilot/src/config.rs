@@ -33,6 +33,10 @@ pub struct ServeConfig {
     /// A session with no task and no message for this long expires (ms, at most 300000).
     #[arg(long, env = "WEBPILOT_IDLE_TIMEOUT_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1000..=300_000))]
     pub idle_timeout_ms: u64,
+    /// How long to try for a replacement when a session's Chromium dies, before ending the session as
+    /// `instance_lost` (ms, at most the spec's 300000 grace period, which is what clients are told).
+    #[arg(long, env = "WEBPILOT_INSTANCE_RECONNECT_WINDOW_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(100..=300_000))]
+    pub instance_reconnect_window_ms: u64,
     /// Time allowed for a page to load (ms).
     #[arg(long, env = "WEBPILOT_NAVIGATION_TIMEOUT_MS", default_value_t = 20_000)]
     pub navigation_timeout_ms: u64,

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use webpilot_agent::model::{ModelAgent, ModelAgentSettings};
 use webpilot_agent::planner::OfflinePlanner;
 use webpilot_agent::Agent;
-use webpilot_api::{ApiConfig, AppState, RateLimiter};
+use webpilot_api::{ApiConfig, AppState, RateLimiter, SocketRegistry};
 use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
 use webpilot_llm::{LlmConfig, Provider};
@@ -37,6 +37,7 @@ pub struct RunningApp {
     pub addr: SocketAddr,
     pub store: Store,
     pub manager: SessionManager,
+    pub sockets: Arc<SocketRegistry>,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -44,6 +45,7 @@ pub struct RunningApp {
 impl RunningApp {
     /// Graceful stop: stops accepting requests, ends every session, closes the browsers and the store.
     pub async fn shutdown(mut self) {
+        self.sockets.close().await;
         self.stop.cancel();
         self.wait().await;
         self.manager.shutdown().await;
@@ -94,21 +96,25 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         SessionConfig {
             task_wait: Duration::from_millis(serve.task_wait_ms),
             idle_timeout: Duration::from_millis(serve.idle_timeout_ms),
+            reconnect_window: Duration::from_millis(serve.instance_reconnect_window_ms),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
                 compute_per_second: serve.price_compute_per_second,
             },
+            ..SessionConfig::default()
         },
     );
     let public_url =
         serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
     let rate = Arc::new(RateLimiter::new(serve.rate_limit, Duration::from_millis(serve.rate_window_ms)));
+    let sockets = Arc::new(SocketRegistry::default());
     let state = AppState {
         manager: manager.clone(),
         store: store.clone(),
         rate: rate.clone(),
         config: Arc::new(ApiConfig { public_url }),
+        sockets: sockets.clone(),
     };
     let router = webpilot_api::router(state);
     let stop = CancellationToken::new();
@@ -127,7 +133,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, stop, server: Some(server) })
+    Ok(RunningApp { addr, store, manager, sockets, stop, server: Some(server) })
 }
 
 /// The configured model agent, or the offline planner when no provider is set.

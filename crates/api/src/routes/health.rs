@@ -21,11 +21,10 @@ pub async fn health(State(state): State<AppState>) -> Json<Value> {
     }))
 }
 
-/// Lists connected WebSocket clients. The Socket.IO channel is not served yet, so none can be
-/// connected and the list is truthfully empty.
-pub async fn active_sockets() -> Json<Value> {
-    let sockets: Vec<String> = Vec::new();
-    Json(json!({ "success": true, "sockets": sockets, "count": 0, "timestamp": now_iso() }))
+/// Lists the ids of the connected Socket.IO clients.
+pub async fn active_sockets(State(state): State<AppState>) -> Json<Value> {
+    let sockets = state.sockets.ids();
+    Json(json!({ "success": true, "count": sockets.len(), "sockets": sockets, "timestamp": now_iso() }))
 }
 
 pub async fn stream_not_available() -> ErrorResponse {

@@ -1,5 +1,5 @@
-//! The router: every path of the REST contract, JSON 404/405 fallbacks, and the rate-limit wrapper
-//! the four limited endpoints share.
+//! The router: every path of the REST contract, the Socket.IO channel (`/socket.io/`), JSON 404/405
+//! fallbacks, and the rate-limit wrapper the four limited endpoints share.
 
 mod health;
 mod sessions;
@@ -28,6 +28,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(crate::socket::layer(state.clone()))
         .with_state(state)
 }
 

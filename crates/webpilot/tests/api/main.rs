@@ -1,7 +1,8 @@
-//! Black-box tests of the REST contract through the real server, a real Chromium and the local
+//! Black-box tests of the REST and WebSocket contract through the real server, a real Chromium and the local
 //! fixture website. One binary, one module per area.
 
 mod helpers;
+mod sio;
 
 mod agent;
 mod auth;
@@ -9,5 +10,6 @@ mod browser;
 mod endpoints;
 mod persistence;
 mod ratelimit;
+mod socket;
 mod states;
 mod validation;
