@@ -13,6 +13,9 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
 fi
 
+# The black-box tests drive the service with the official Python SDKs (openai, mcp).
+python3 -m pip install -q -r crates/webpilot/tests/python-requirements.txt
+
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
 else

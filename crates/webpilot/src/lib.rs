@@ -99,14 +99,20 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let public_url =
         serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
     let rate = Arc::new(RateLimiter::new(serve.rate_limit, Duration::from_millis(serve.rate_window_ms)));
+    let stop = CancellationToken::new();
+    let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let state = AppState {
         manager: manager.clone(),
         store: store.clone(),
         rate: rate.clone(),
-        config: Arc::new(ApiConfig { public_url }),
+        config: Arc::new(ApiConfig {
+            public_url,
+            chat_keep_alive: Duration::from_millis(serve.chat_keep_alive_ms),
+            mcp_allowed_hosts,
+            shutdown: stop.clone(),
+        }),
     };
     let router = webpilot_api::router(state);
-    let stop = CancellationToken::new();
     let stop_server = stop.clone();
     let server = tokio::spawn(async move {
         let pruner = tokio::spawn(async move {
@@ -123,6 +129,25 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     });
     tracing::info!(%addr, "webpilot listening");
     Ok(RunningApp { addr, store, manager, stop, server: Some(server) })
+}
+
+/// The MCP endpoint's allowed Host values: the configured ones plus the public URL's host (and
+/// host:port); `*` anywhere means any Host (an empty list for rmcp).
+fn mcp_hosts(configured: &[String], public_url: &str) -> Vec<String> {
+    if configured.iter().any(|h| h.trim() == "*") {
+        return Vec::new();
+    }
+    let mut hosts: Vec<String> = configured.iter().map(|h| h.trim().to_owned()).filter(|h| !h.is_empty()).collect();
+    if let Some(rest) = public_url.split("://").nth(1) {
+        let authority = rest.split('/').next().unwrap_or_default();
+        let host = authority.rsplit_once(':').map(|(h, _)| h).unwrap_or(authority);
+        for h in [authority, host] {
+            if !h.is_empty() && !hosts.iter().any(|x| x == h) {
+                hosts.push(h.to_owned());
+            }
+        }
+    }
+    hosts
 }
 
 fn running_as_root() -> bool {
