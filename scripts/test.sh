@@ -13,7 +13,7 @@ if command -v pg_ctlcluster >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5
   pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
 fi
 
-# The WebSocket tests drive a real Socket.IO client (python-socketio).
+# The black-box tests drive the service with real clients: python-socketio and the official openai and mcp SDKs.
 python3 -m pip install -q --disable-pip-version-check -r crates/webpilot/tests/python-requirements.txt
 
 if cargo nextest --version >/dev/null 2>&1; then

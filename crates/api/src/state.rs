@@ -10,6 +10,12 @@ use webpilot_store::Store;
 pub struct ApiConfig {
     /// The address clients reach this service at (for socketURL, pollUrl, streaming URLs).
     pub public_url: String,
+    /// How often a streaming chat completion sends an SSE `: keep-alive` comment while its task runs.
+    pub chat_keep_alive: std::time::Duration,
+    /// `Host` header values the MCP endpoint accepts (DNS-rebinding protection); empty accepts any.
+    pub mcp_allowed_hosts: Vec<String>,
+    /// Cancelled when the service stops: ends long-lived MCP streams so a graceful stop can finish.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 #[derive(Clone)]

@@ -63,6 +63,11 @@ codes! {
     TokenLimitExceeded => (400, "token limit exceeded"),
     ModelUnavailable => (502, "the model could not be reached"),
     TaskFailed => (422, "the agent gave up on the task"),
+    // Chat completions and MCP (docs/api.md says where each appears).
+    ModelNotFound => (404, "model not found; the only model is svc-browser-1"),
+    McpInvalidRequest => (400, "the request lacks jsonrpc = \"2.0\""),
+    McpMethodNotFound => (404, "unknown method"),
+    McpSessionNotFound => (404, "session not found"),
 }
 
 impl ErrorCode {
@@ -103,6 +108,10 @@ impl ErrorCode {
             ErrorCode::TokenLimitExceeded => "TOKEN_LIMIT_EXCEEDED",
             ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
             ErrorCode::TaskFailed => "TASK_FAILED",
+            ErrorCode::ModelNotFound => "MODEL_NOT_FOUND",
+            ErrorCode::McpInvalidRequest => "MCP_INVALID_REQUEST",
+            ErrorCode::McpMethodNotFound => "MCP_METHOD_NOT_FOUND",
+            ErrorCode::McpSessionNotFound => "MCP_SESSION_NOT_FOUND",
         }
     }
 

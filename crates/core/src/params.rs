@@ -231,7 +231,7 @@ fn parse_avoid_domains(list: &[&str]) -> Result<Vec<String>, ApiError> {
     Ok(out)
 }
 
-fn parse_task_details(raw: &str) -> Result<String, ApiError> {
+pub(crate) fn parse_task_details(raw: &str) -> Result<String, ApiError> {
     let trimmed = raw.trim();
     if trimmed.is_empty() {
         return Err(ApiError::new(ErrorCode::InvalidTaskDetails, "taskDetails must not be empty"));

@@ -163,6 +163,17 @@ impl SessionManager {
 
     /// Creates a session (one browser context) for `user`, starting its first task if it has one.
     pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, ApiError> {
+        self.start_session_with_context(user, params, Vec::new()).await
+    }
+
+    /// Like [`Self::start_session`], giving the first task earlier conversation as `(role, content)`
+    /// (chat completions).
+    pub async fn start_session_with_context(
+        &self,
+        user: &User,
+        params: SessionParams,
+        context: Vec<(String, String)>,
+    ) -> Result<StartedSession, ApiError> {
         if user.balance_micros <= 0 {
             return Err(ApiError::code(ErrorCode::InsufficientBalance));
         }
@@ -235,7 +246,14 @@ impl SessionManager {
                     limits: params.limits.clone(),
                     terminate_on_completion: params.terminate_on_completion,
                 };
-                Some(self.start_task(&session_id, &handle, task, Vec::new()).await?)
+                match self.start_task(&session_id, &handle, task, context).await {
+                    Ok(t) => Some(t),
+                    Err(e) => {
+                        // Leave no session behind when its first task cannot start.
+                        self.terminate(&session_id).await;
+                        return Err(e);
+                    }
+                }
             }
             None => None,
         };
@@ -312,6 +330,52 @@ impl SessionManager {
             return Ok(task.live.view());
         }
         self.poll(task.session_id.as_str(), task.task_id.as_str()).await
+    }
+
+    /// Waits up to `timeout` for `task` to end (or to ask a human), then returns its view.
+    pub async fn wait_task_for(&self, task: &StartedTask, timeout: Duration) -> Result<TaskView, ApiError> {
+        if !task.live.wait_settled(timeout).await || task.live.control.pending_guardrail().is_some() {
+            return Ok(task.live.view());
+        }
+        self.poll(task.session_id.as_str(), task.task_id.as_str()).await
+    }
+
+    /// Terminates a session whoever owns it (the caller has checked ownership) and waits until its
+    /// browser context is released; an already ended session is fine.
+    pub async fn terminate(&self, session_id: &SessionId) {
+        let Some(handle) = self.shared.session(session_id.as_str()) else {
+            return;
+        };
+        let command = webpilot_core::params::StateCommand::Terminate;
+        if let Err(e) = self.ask(&handle, |reply| Command::State { command, reply }).await {
+            tracing::debug!(session = %session_id, error = %e, "terminate: the session had already ended");
+        }
+    }
+
+    /// Terminates a session in the background (used from `Drop`, e.g. when a client disconnects);
+    /// the work is owned by the manager's task tracker.
+    pub fn terminate_detached(&self, session_id: SessionId) {
+        let me = self.clone();
+        self.shared.tracker.spawn(async move {
+            me.terminate(&session_id).await;
+            tracing::info!(session = %session_id, "session terminated after its client went away");
+        });
+    }
+
+    /// Ids of `user`'s live sessions.
+    pub fn live_sessions(&self, user: &UserId) -> Vec<SessionId> {
+        let Ok(map) = self.shared.sessions.lock() else {
+            return Vec::new();
+        };
+        let mut ids: Vec<SessionId> =
+            map.iter().filter(|(_, h)| &h.user_id == user).map(|(id, _)| id.clone()).collect();
+        ids.sort();
+        ids
+    }
+
+    /// Whether `session_id` is live and belongs to `user`.
+    pub fn owns_session(&self, user: &UserId, session_id: &str) -> bool {
+        self.owned(user, session_id).is_ok()
     }
 
     /// The poll view of a task: live state while it runs, the stored outcome afterwards.

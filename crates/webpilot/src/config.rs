@@ -67,6 +67,13 @@ pub struct ServeConfig {
     /// Model turns a task may take.
     #[arg(long, env = "WEBPILOT_AGENT_MAX_STEPS", default_value_t = 40)]
     pub agent_max_steps: usize,
+    /// Time between SSE `: keep-alive` comments of a streaming chat completion (ms).
+    #[arg(long, env = "WEBPILOT_CHAT_KEEP_ALIVE_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub chat_keep_alive_ms: u64,
+    /// Host header values (`host` or `host:port`, comma-separated) the MCP endpoint accepts, against DNS
+    /// rebinding; the host of --public-url is always added. `*` accepts any Host.
+    #[arg(long, env = "WEBPILOT_MCP_ALLOWED_HOSTS", value_delimiter = ',', default_value = "localhost,127.0.0.1,::1")]
+    pub mcp_allowed_hosts: Vec<String>,
     /// USD per million input tokens.
     #[arg(long, env = "WEBPILOT_PRICE_INPUT_PER_MILLION", default_value_t = 3.0)]
     pub price_input_per_million: f64,

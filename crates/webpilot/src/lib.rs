@@ -109,15 +109,21 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
     let rate = Arc::new(RateLimiter::new(serve.rate_limit, Duration::from_millis(serve.rate_window_ms)));
     let sockets = Arc::new(SocketRegistry::default());
+    let stop = CancellationToken::new();
+    let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let state = AppState {
         manager: manager.clone(),
         store: store.clone(),
         rate: rate.clone(),
-        config: Arc::new(ApiConfig { public_url }),
         sockets: sockets.clone(),
+        config: Arc::new(ApiConfig {
+            public_url,
+            chat_keep_alive: Duration::from_millis(serve.chat_keep_alive_ms),
+            mcp_allowed_hosts,
+            shutdown: stop.clone(),
+        }),
     };
     let router = webpilot_api::router(state);
-    let stop = CancellationToken::new();
     let stop_server = stop.clone();
     let server = tokio::spawn(async move {
         let pruner = tokio::spawn(async move {
@@ -160,6 +166,25 @@ fn build_agent(serve: &ServeConfig) -> Result<Arc<dyn Agent>, StartError> {
     let chat = webpilot_llm::build(&config).map_err(|e| StartError::Llm(e.to_string()))?;
     let settings = ModelAgentSettings { max_steps: serve.agent_max_steps.max(1), ..ModelAgentSettings::default() };
     Ok(Arc::new(ModelAgent::new(chat, settings)))
+}
+
+/// The MCP endpoint's allowed Host values: the configured ones plus the public URL's host (and
+/// host:port); `*` anywhere means any Host (an empty list for rmcp).
+fn mcp_hosts(configured: &[String], public_url: &str) -> Vec<String> {
+    if configured.iter().any(|h| h.trim() == "*") {
+        return Vec::new();
+    }
+    let mut hosts: Vec<String> = configured.iter().map(|h| h.trim().to_owned()).filter(|h| !h.is_empty()).collect();
+    if let Some(rest) = public_url.split("://").nth(1) {
+        let authority = rest.split('/').next().unwrap_or_default();
+        let host = authority.rsplit_once(':').map(|(h, _)| h).unwrap_or(authority);
+        for h in [authority, host] {
+            if !h.is_empty() && !hosts.iter().any(|x| x == h) {
+                hosts.push(h.to_owned());
+            }
+        }
+    }
+    hosts
 }
 
 fn running_as_root() -> bool {

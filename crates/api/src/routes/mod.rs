@@ -1,7 +1,10 @@
 //! The router: every path of the REST contract, the Socket.IO channel (`/socket.io/`), JSON 404/405
 //! fallbacks, and the rate-limit wrapper the four limited endpoints share.
 
+mod chat;
 mod health;
+mod mcp;
+mod openai;
 mod sessions;
 mod tasks;
 
@@ -10,14 +13,19 @@ use crate::state::AppState;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use serde_json::Value;
+use axum::Router;
 use std::future::Future;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::User;
 
 pub fn router(state: AppState) -> Router {
+    let v1 = Router::new()
+        .route("/v1/chat/completions", post(chat::completions))
+        .route("/v1/models", get(openai::models))
+        .layer(axum::middleware::from_fn(openai::with_openai_error));
     Router::new()
+        .merge(v1)
+        .merge(mcp::router(&state))
         .route("/start/start-session", post(sessions::start_session))
         .route("/start/send-message", post(sessions::send_message))
         .route("/start/run-task", post(sessions::run_task))
@@ -42,9 +50,10 @@ async fn method_not_allowed() -> ErrorResponse {
 
 /// Counts the request against `user`'s window, runs `work` if allowed, and adds the rate-limit
 /// headers to whatever the answer is.
-pub(crate) async fn rate_limited<F>(state: &AppState, user: &User, work: F) -> Response
+pub(crate) async fn rate_limited<F, T>(state: &AppState, user: &User, work: F) -> Response
 where
-    F: Future<Output = Result<Json<Value>, ErrorResponse>>,
+    F: Future<Output = Result<T, ErrorResponse>>,
+    T: IntoResponse,
 {
     let d = state.rate.hit(&user.id);
     let mut response = if d.allowed {

@@ -1,13 +1,16 @@
 //! Black-box tests of the REST and WebSocket contract through the real server, a real Chromium and the local
 //! fixture website. One binary, one module per area.
 
+mod clients;
 mod helpers;
 mod sio;
 
 mod agent;
 mod auth;
 mod browser;
+mod chat;
 mod endpoints;
+mod mcp;
 mod persistence;
 mod ratelimit;
 mod socket;

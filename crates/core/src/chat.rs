@@ -1,0 +1,175 @@
+//! The chat-completions request (`POST /v1/chat/completions`) validated into session parameters: the
+//! last `user` message is the task, every other message is context, `max_tokens` becomes the task's
+//! maxOutputTokens (clamped into its bounds; docs/api.md).
+
+use crate::error::{ApiError, ErrorCode};
+use crate::params::{parse_task_details, Fields, SessionParams, TaskLimits, MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS};
+use serde_json::Value;
+
+/// The one model the service offers.
+pub const CHAT_MODEL: &str = "svc-browser-1";
+/// `max_tokens` when the request gives none (spec).
+pub const DEFAULT_MAX_TOKENS: u64 = 2_000;
+/// Most messages accepted in one request.
+pub const MAX_MESSAGES: usize = 200;
+
+/// A validated chat-completions request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub stream: bool,
+    /// The session to open: the last user message as its task, terminateOnCompletion set.
+    pub params: SessionParams,
+    /// Every other message, oldest first, as `(role, content)`.
+    pub context: Vec<(String, String)>,
+}
+
+fn invalid(code: ErrorCode, msg: impl Into<String>) -> ApiError {
+    ApiError::new(code, msg)
+}
+
+/// Maps `max_tokens` (0 or more, no maximum) to maxOutputTokens (100..=50000).
+pub fn max_output_tokens(max_tokens: u64) -> u64 {
+    max_tokens.clamp(MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)
+}
+
+impl ChatRequest {
+    pub fn parse(body: &Value) -> Result<Self, ApiError> {
+        let f = Fields::of(body, "request body")?;
+        let model = f.req_str("model")?;
+        if model != CHAT_MODEL {
+            return Err(invalid(
+                ErrorCode::ModelNotFound,
+                format!("model {model:?} does not exist; the only model is {CHAT_MODEL:?}"),
+            ));
+        }
+        let stream = f.opt_bool("stream")?.unwrap_or(false);
+        let max_tokens = match f.opt_f64("max_tokens")? {
+            None => DEFAULT_MAX_TOKENS,
+            Some(t) if t.fract() != 0.0 => {
+                return Err(invalid(ErrorCode::InvalidParams, "max_tokens must be a whole number"))
+            }
+            Some(t) if t < 0.0 => return Err(invalid(ErrorCode::InvalidParameter, "max_tokens must be at least 0")),
+            Some(t) => t.min(u64::MAX as f64) as u64,
+        };
+        // Accepted and ignored, but it must be a number when present.
+        f.opt_f64("temperature")?;
+        let messages = parse_messages(body.get("messages"))?;
+        let last_user = messages
+            .iter()
+            .rposition(|(role, _)| role == "user")
+            .ok_or_else(|| invalid(ErrorCode::InvalidParams, "messages must contain at least one user message"))?;
+        let task = parse_task_details(&messages[last_user].1)
+            .map_err(|e| ApiError::new(e.code, e.message.replace("taskDetails", "the last user message's content")))?;
+        let context = messages.into_iter().enumerate().filter(|(i, _)| *i != last_user).map(|(_, m)| m).collect();
+        let limits = TaskLimits { max_output_tokens: max_output_tokens(max_tokens), ..TaskLimits::default() };
+        Ok(ChatRequest {
+            model: model.to_owned(),
+            stream,
+            params: SessionParams { task_details: Some(task), limits, terminate_on_completion: true },
+            context,
+        })
+    }
+}
+
+fn parse_messages(raw: Option<&Value>) -> Result<Vec<(String, String)>, ApiError> {
+    let items = match raw {
+        None | Some(Value::Null) => return Err(invalid(ErrorCode::MissingRequiredField, "messages is required")),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(invalid(ErrorCode::InvalidParams, "messages must be an array")),
+    };
+    if items.is_empty() {
+        return Err(invalid(ErrorCode::InvalidParams, "messages must not be empty"));
+    }
+    if items.len() > MAX_MESSAGES {
+        return Err(invalid(ErrorCode::InvalidParameter, format!("messages may hold at most {MAX_MESSAGES} entries")));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let what = format!("messages[{i}]");
+            let Value::Object(obj) = m else {
+                return Err(invalid(ErrorCode::InvalidParams, format!("{what} must be an object")));
+            };
+            let role = match obj.get("role") {
+                Some(Value::String(r)) if matches!(r.as_str(), "system" | "user" | "assistant") => r.clone(),
+                Some(Value::String(r)) => {
+                    return Err(invalid(
+                        ErrorCode::InvalidParams,
+                        format!("{what}.role {r:?} is not one of system, user, assistant"),
+                    ))
+                }
+                None | Some(Value::Null) => {
+                    return Err(invalid(ErrorCode::MissingRequiredField, format!("{what}.role is required")))
+                }
+                Some(_) => return Err(invalid(ErrorCode::InvalidParams, format!("{what}.role must be a string"))),
+            };
+            let content = match obj.get("content") {
+                Some(Value::String(c)) => c.clone(),
+                None | Some(Value::Null) => {
+                    return Err(invalid(ErrorCode::MissingRequiredField, format!("{what}.content is required")))
+                }
+                Some(_) => return Err(invalid(ErrorCode::InvalidParams, format!("{what}.content must be a string"))),
+            };
+            Ok((role, content))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<ChatRequest, ApiError> {
+        ChatRequest::parse(&v)
+    }
+
+    #[test]
+    fn the_last_user_message_is_the_task_and_the_rest_is_context() {
+        let r = parse(json!({
+            "model": "svc-browser-1",
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "first"},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": " open x then report the title "},
+            ],
+        }))
+        .expect("valid");
+        assert_eq!(r.params.task_details.as_deref(), Some("open x then report the title"));
+        assert_eq!(r.context.len(), 3);
+        assert_eq!(r.context[0], ("system".into(), "be brief".into()));
+        assert!(r.params.terminate_on_completion);
+        assert!(!r.stream);
+        assert_eq!(r.params.limits.max_output_tokens, 2_000);
+    }
+
+    #[test]
+    fn max_tokens_is_clamped_into_the_task_bounds() {
+        assert_eq!(max_output_tokens(0), 100);
+        assert_eq!(max_output_tokens(5_000), 5_000);
+        assert_eq!(max_output_tokens(1_000_000), 50_000);
+        let msgs = json!([{"role": "user", "content": "x"}]);
+        let neg = parse(json!({"model": CHAT_MODEL, "messages": msgs, "max_tokens": -1})).unwrap_err();
+        assert_eq!(neg.code, ErrorCode::InvalidParameter);
+    }
+
+    #[test]
+    fn bad_requests_are_refused_with_clear_codes() {
+        let user = json!([{"role": "user", "content": "x"}]);
+        let code = |v: Value| parse(v).unwrap_err().code;
+        assert_eq!(code(json!({"messages": user})), ErrorCode::MissingRequiredField);
+        assert_eq!(code(json!({"model": "gpt-4", "messages": user})), ErrorCode::ModelNotFound);
+        assert_eq!(code(json!({"model": CHAT_MODEL})), ErrorCode::MissingRequiredField);
+        assert_eq!(code(json!({"model": CHAT_MODEL, "messages": []})), ErrorCode::InvalidParams);
+        let only_system = json!([{"role": "system", "content": "x"}]);
+        assert_eq!(code(json!({"model": CHAT_MODEL, "messages": only_system})), ErrorCode::InvalidParams);
+        let tool = json!([{"role": "tool", "content": "x"}]);
+        assert_eq!(code(json!({"model": CHAT_MODEL, "messages": tool})), ErrorCode::InvalidParams);
+        let blank = json!([{"role": "user", "content": "  "}]);
+        assert_eq!(code(json!({"model": CHAT_MODEL, "messages": blank})), ErrorCode::InvalidTaskDetails);
+        assert_eq!(code(json!({"model": CHAT_MODEL, "messages": user, "stream": "yes"})), ErrorCode::InvalidParams);
+    }
+}
