@@ -4,6 +4,7 @@
 pub mod chat;
 pub mod error;
 pub mod events;
+pub mod fields;
 pub mod geometry;
 pub mod ids;
 pub mod params;
