@@ -11,7 +11,7 @@ use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, Captur
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use webpilot_core::geometry::PagePoint;
@@ -71,14 +71,20 @@ impl SessionPage {
         &self.inner.policy
     }
 
-    /// The active tab's page, or PAGE_CRASH when its renderer died.
-    fn page(&self) -> Result<Page, BrowserError> {
+    /// The active tab's page and its crash flag.
+    fn active(&self) -> Result<(Page, Arc<AtomicBool>), BrowserError> {
         let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
         let tab = tabs.list.get(tabs.active).ok_or(BrowserError::InstanceLost)?;
-        if tab.crashed.load(Ordering::SeqCst) {
+        Ok((tab.page.clone(), tab.crashed.clone()))
+    }
+
+    /// The active tab's page, or PAGE_CRASH when its renderer died (navigating it again revives it).
+    fn page(&self) -> Result<Page, BrowserError> {
+        let (page, crashed) = self.active()?;
+        if crashed.load(Ordering::SeqCst) {
             return Err(BrowserError::PageCrash);
         }
-        Ok(tab.page.clone())
+        Ok(page)
     }
 
     /// Evaluates a JavaScript expression and returns its JSON value (null for undefined).
@@ -107,7 +113,9 @@ impl SessionPage {
                 reason: "the domain is in avoidDomains".into(),
             });
         }
-        let page = self.page()?;
+        // A crashed tab may be navigated: that starts a new renderer.
+        let (page, crashed) = self.active()?;
+        crashed.store(false, Ordering::SeqCst);
         let nav = async {
             let res = page.execute(NavigateParams::new(url)).await?;
             if let Some(err) = res.result.error_text.clone() {
@@ -115,9 +123,17 @@ impl SessionPage {
             }
             Ok(())
         };
-        match tokio::time::timeout(self.inner.nav_timeout, nav).await {
-            Err(_) | Ok(Err(BrowserError::Timeout(_))) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
-            Ok(r) => r?,
+        let crash = async {
+            while !crashed.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::select! {
+            r = tokio::time::timeout(self.inner.nav_timeout, nav) => match r {
+                Err(_) | Ok(Err(BrowserError::Timeout(_))) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
+                Ok(r) => r?,
+            },
+            _ = crash => return Err(BrowserError::PageCrash),
         }
         self.wait_loaded().await
     }
@@ -273,13 +289,18 @@ impl SessionPage {
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let (pages, active) = {
             let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
-            (tabs.list.iter().map(|t| t.page.clone()).collect::<Vec<_>>(), tabs.active)
+            let list = tabs.list.iter().map(|t| (t.page.clone(), t.crashed.load(Ordering::SeqCst)));
+            (list.collect::<Vec<_>>(), tabs.active)
         };
         let mut out = Vec::with_capacity(pages.len());
-        for (index, page) in pages.into_iter().enumerate() {
+        for (index, (page, crashed)) in pages.into_iter().enumerate() {
             let url = within(self.inner.cdp_timeout, "tab url", page.url()).await.ok().flatten().unwrap_or_default();
-            let title =
-                within(self.inner.cdp_timeout, "tab title", page.get_title()).await.ok().flatten().unwrap_or_default();
+            // A crashed tab has no renderer to ask for its title.
+            let title = if crashed {
+                "(crashed)".to_owned()
+            } else {
+                within(self.inner.cdp_timeout, "tab title", page.get_title()).await.ok().flatten().unwrap_or_default()
+            };
             out.push(TabInfo { index, url, title, active: index == active });
         }
         Ok(out)

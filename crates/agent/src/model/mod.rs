@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use base64::Engine;
 use execute::Outcome;
 use std::sync::Arc;
+use webpilot_browser::BrowserError;
 use webpilot_core::ErrorCode;
 use webpilot_llm::{ChatMessage, ChatModel, ChatRequest, ContentPart, Role};
 
@@ -52,8 +53,17 @@ impl ModelAgent {
     /// The current observation as a user message (text, and a screenshot when the model takes images).
     async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<ChatMessage, AgentError> {
         let page = &ctx.page;
-        let snapshot = ctx.control.act(page.snapshot(self.settings.max_elements, self.settings.max_text)).await?;
         let tabs = ctx.control.act(page.tabs()).await.unwrap_or_default();
+        let snapshot = ctx.control.guard(page.snapshot(self.settings.max_elements, self.settings.max_text)).await?;
+        let snapshot = match snapshot {
+            Ok(s) => s,
+            // The model is told and may navigate the tab again, or use another one.
+            Err(e @ (BrowserError::PageCrash | BrowserError::NavigationTimeout(_))) => {
+                let text = prompt::unreadable(&e.code().to_string(), &e.to_string(), &tabs, step);
+                return Ok(ChatMessage::text(Role::User, text));
+            }
+            Err(e) => return Err(e.into()),
+        };
         let mut content = vec![ContentPart::Text(prompt::observation(&snapshot, &tabs, step))];
         if self.model.supports_images() {
             if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {

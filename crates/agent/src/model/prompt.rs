@@ -99,6 +99,16 @@ pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize) -> String
     o
 }
 
+/// The observation when the current tab cannot be read (it crashed).
+pub fn unreadable(code: &str, reason: &str, tabs: &[TabInfo], step: usize) -> String {
+    let mut o = format!("Observation (step {step})\nThe current tab cannot be read: {code}: {reason}.\n");
+    o.push_str("Navigate it to a URL, or open or switch to another tab.\n");
+    for t in tabs {
+        let _ = writeln!(o, "Tab [{}]{} {} {}", t.index, if t.active { "*" } else { "" }, quote(&t.title), t.url);
+    }
+    o
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -291,3 +291,23 @@ async fn tabs_open_switch_and_close() {
     assert!(!last_observation(&reqs[4]).contains("Tabs"), "one tab left");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_crashed_page_is_reported_to_the_model_which_carries_on_in_a_new_tab() {
+    let (app, model) = with_model(|s| s).await;
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/") })),
+        Reply::call("navigate", json!({ "url": "chrome://crash" })),
+        Reply::call("extract", json!({})),
+        Reply::call("open_tab", json!({ "url": app.site.url("/pricing") })),
+        Reply::done("Recovered in a new tab."),
+    ]);
+    let key = app.key().await;
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "survive a crash" })).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let reqs = model.requests();
+    let told: Vec<String> = reqs.iter().flat_map(tool_results).collect();
+    assert!(told.iter().any(|t| t.starts_with("ERROR PAGE_CRASH")), "{told:?}");
+    assert!(last_observation(&reqs[4]).contains("Title: Pricing"));
+    app.stop().await;
+}
