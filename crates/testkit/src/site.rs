@@ -138,6 +138,7 @@ fn router(state: SiteState) -> Router {
         .route("/ok.png", get(dynamic::png))
         .route("/counter", get(pages::counter))
         .route("/vanish", get(pages::vanish))
+        .route("/choose", get(pages::choose))
         .route("/slow", get(dynamic::slow))
         .route("/echo-headers", get(dynamic::echo_headers))
         .fallback(dynamic::not_found)

@@ -62,7 +62,7 @@ pub struct ServeConfig {
     #[arg(long, env = "WEBPILOT_LLM_BACKOFF_MS", default_value_t = 1_000)]
     pub llm_backoff_ms: u64,
     /// Send page screenshots to the model (it must accept images).
-    #[arg(long, env = "WEBPILOT_LLM_VISION", default_value_t = false)]
+    #[arg(long, env = "WEBPILOT_LLM_VISION", default_value_t = false, action = clap::ArgAction::Set)]
     pub llm_vision: bool,
     /// Model turns a task may take.
     #[arg(long, env = "WEBPILOT_AGENT_MAX_STEPS", default_value_t = 40)]

@@ -12,7 +12,7 @@ use crate::error::ErrorResponse;
 use crate::state::AppState;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use axum::Router;
 use std::future::Future;
 use webpilot_core::{ApiError, ErrorCode};
@@ -22,6 +22,7 @@ pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .route("/v1/chat/completions", post(chat::completions))
         .route("/v1/models", get(openai::models))
+        .route("/v1/{*rest}", any(not_found))
         .layer(axum::middleware::from_fn(openai::with_openai_error));
     Router::new()
         .merge(v1)

@@ -1,4 +1,4 @@
-//! Static fixture pages: home, pricing, plan details, contact form, counter and vanish.
+//! Static fixture pages: home, pricing, plan details, contact form, counter, vanish and choose.
 
 use axum::response::Html;
 
@@ -104,6 +104,22 @@ window.addEventListener('load', function () {
     var button = document.getElementById('disappear');
     if (button) { button.remove(); }
   }, 300);
+});
+</script>"#,
+    )
+}
+
+/// `/choose`: a labelled select whose choice is shown in `#choice`.
+pub(crate) async fn choose() -> Html<String> {
+    page(
+        "Choose a plan",
+        r#"<h1>Choose a plan</h1>
+<label for="plan">Plan</label>
+<select id="plan"><option value="basic">Basic</option><option value="pro">Pro</option><option value="team">Team</option></select>
+<p id="choice">basic</p>
+<script>
+document.getElementById('plan').addEventListener('change', function (e) {
+  document.getElementById('choice').textContent = e.target.value;
 });
 </script>"#,
     )

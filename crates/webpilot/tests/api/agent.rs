@@ -311,3 +311,28 @@ async fn a_crashed_page_is_reported_to_the_model_which_carries_on_in_a_new_tab()
     assert!(last_observation(&reqs[4]).contains("Title: Pricing"));
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_model_selects_an_option_and_sees_a_screenshot_when_it_takes_images() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/choose") })),
+        Reply::call("select_option", json!({ "index": "@Plan", "option": "Pro" })),
+        Reply::call("extract", json!({})),
+        Reply::done("Pro selected."),
+    ]);
+    let key = app.key().await;
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "choose the pro plan" })).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let reqs = model.requests();
+    assert!(last_observation(&reqs[1]).contains("options=\"Basic|Pro|Team\""), "{}", last_observation(&reqs[1]));
+    assert!(tool_results(&reqs[2]).iter().any(|t| t.contains("Selected \"Pro\"")), "{:?}", tool_results(&reqs[2]));
+    assert!(tool_results(&reqs[3]).iter().any(|t| t.contains("pro")), "the page saw the change event");
+    // Each observation carries a JPEG screenshot.
+    let last_user = reqs[1]["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "user").unwrap();
+    let image =
+        last_user["content"].as_array().and_then(|parts| parts.iter().find(|p| p["type"] == "image_url")).cloned();
+    let url = image.expect("an image part")["image_url"]["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with("data:image/jpeg;base64,/9j/"), "{}", &url[..40]);
+    app.stop().await;
+}

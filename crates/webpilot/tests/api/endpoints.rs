@@ -194,5 +194,10 @@ async fn unknown_paths_and_methods_answer_in_the_error_format() {
     app.get("/nope").await.assert_error(404, "NOT_FOUND");
     app.get("/start/run-task").await.assert_error(405, "METHOD_NOT_ALLOWED");
     app.get("/task/ses_x/task_y").await.assert_error(404, "TASK_NOT_FOUND");
+    // Under /v1 the error also carries the OpenAI-style object SDKs read.
+    let v1 = app.get("/v1/embeddings").await;
+    v1.assert_error(404, "NOT_FOUND");
+    assert_eq!(v1.body["error"]["code"], "NOT_FOUND", "{}", v1.body);
+    assert!(v1.body["error"]["message"].is_string());
     app.stop().await;
 }
