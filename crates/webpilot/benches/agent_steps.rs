@@ -1,5 +1,5 @@
-//! Benchmark (prints numbers, asserts nothing): prompt size per model turn on the fixture pages, and
-//! session-start / task latency on a warm browser. Run with `cargo bench -p webpilot --bench agent_steps`.
+//! Benchmark (prints numbers, asserts nothing): prompt size per model turn on the fixture pages,
+//! session-start / task latency on a warm browser, and Chromium memory (PSS) per idle session. Run with `cargo bench -p webpilot --bench agent_steps`.
 
 use clap::Parser;
 use serde_json::{json, Value};
@@ -13,6 +13,28 @@ use webpilot_testkit::{FixtureSite, Reply, ScriptedModel};
 struct Flags {
     #[command(flatten)]
     serve: ServeConfig,
+}
+
+/// Proportional set size (KiB) of `root` and all its descendants: shared pages are counted once.
+fn pss_tree_kib(root: u32) -> u64 {
+    let mut pids = vec![root];
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)?.parse::<u32>().ok());
+            if ppid == Some(parent) {
+                pids.push(pid);
+            }
+        }
+        i += 1;
+    }
+    pids.iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
+        .filter_map(|s| s.lines().find(|l| l.starts_with("Pss:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum()
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -93,6 +115,29 @@ async fn main() {
         runs.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     println!("run-task (new session, 2 model turns, 1 navigation, close): {:.1} ms", median(runs));
+
+    println!("\n== Chromium memory (PSS of the browser process tree) ==");
+    let blank = post("/start/start-session", json!({})).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let pid = app.manager.pool().pids().await[0];
+    let one = pss_tree_kib(pid);
+    let second = post("/start/start-session", json!({ "startingUrl": site.url("/pricing") })).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let two = pss_tree_kib(pid);
+    println!("browser + 1 idle session (about:blank): {} MiB", one / 1024);
+    println!(
+        "browser + 2 idle sessions (second on /pricing): {} MiB  (+{} MiB for the second)",
+        two / 1024,
+        two.saturating_sub(one) / 1024
+    );
+    for s in [blank, second] {
+        let sid = s["sessionId"].as_str().unwrap_or_default().to_owned();
+        post(
+            "/start/send-message",
+            json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "terminate" } }),
+        )
+        .await;
+    }
     tokio::time::sleep(Duration::from_millis(100)).await;
     app.shutdown().await;
 }
