@@ -5,14 +5,17 @@ use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
 use crate::intercept::DomainPolicy;
 use crate::snapshot::{self, PageSnapshot};
-use crate::tabs::{Tab, TabOpener, Tabs};
+use crate::tabs::{AbortOnDrop, Tab, TabOpener, Tabs};
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams, NavigateParams};
+use chromiumoxide::cdp::browser_protocol::target::EventTargetCreated;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
+use futures::StreamExt;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use webpilot_core::geometry::PagePoint;
 
@@ -45,6 +48,8 @@ struct Inner {
     policy: DomainPolicy,
     cdp_timeout: Duration,
     nav_timeout: Duration,
+    /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
+    popups: Mutex<Option<AbortOnDrop>>,
 }
 
 impl SessionPage {
@@ -55,15 +60,25 @@ impl SessionPage {
         policy: DomainPolicy,
     ) -> Result<Self, BrowserError> {
         let tab = Tab::prepare(page, policy.clone(), settings.cdp_timeout).await?;
-        Ok(SessionPage {
-            inner: Arc::new(Inner {
-                tabs: Mutex::new(Tabs { list: vec![tab], active: 0 }),
-                opener,
-                policy,
-                cdp_timeout: settings.cdp_timeout,
-                nav_timeout: settings.navigation_timeout,
-            }),
-        })
+        let created = within(
+            settings.cdp_timeout,
+            "listen for new tabs",
+            opener.process.browser.event_listener::<EventTargetCreated>(),
+        )
+        .await?;
+        let inner = Arc::new(Inner {
+            tabs: Mutex::new(Tabs { list: vec![tab], active: 0 }),
+            opener,
+            policy,
+            cdp_timeout: settings.cdp_timeout,
+            nav_timeout: settings.navigation_timeout,
+            popups: Mutex::new(None),
+        });
+        let watcher = tokio::spawn(adopt_popups(Arc::downgrade(&inner), created));
+        if let Ok(mut slot) = inner.popups.lock() {
+            *slot = Some(AbortOnDrop(watcher));
+        }
+        Ok(SessionPage { inner })
     }
 
     /// The session's domain policy (set it before each task).
@@ -345,6 +360,56 @@ impl SessionPage {
             tab
         };
         within(self.inner.cdp_timeout, "close tab", tab.page.close()).await
+    }
+}
+
+/// Adopts every page opened by one of the session's pages (it has an opener) as a new, active tab with
+/// the session's request interception. A popup whose URL the policy blocks is closed at once: its first
+/// request may have started before interception was on.
+async fn adopt_popups(inner: Weak<Inner>, mut created: EventStream<EventTargetCreated>) {
+    while let Some(event) = created.next().await {
+        let info = &event.target_info;
+        let Some(strong) = inner.upgrade() else { return };
+        if info.r#type != "page"
+            || info.opener_id.is_none()
+            || info.browser_context_id.as_ref() != Some(&strong.opener.context)
+        {
+            continue;
+        }
+        let mut page = None;
+        for _ in 0..20 {
+            if let Ok(p) = strong.opener.process.browser.get_page(info.target_id.clone()).await {
+                page = Some(p);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let Some(page) = page else {
+            tracing::warn!("a page opened by the site could not be attached");
+            continue;
+        };
+        let tab = match Tab::prepare(page.clone(), strong.policy.clone(), strong.cdp_timeout).await {
+            Ok(tab) => tab,
+            Err(e) => {
+                tracing::warn!(error = %e, "preparing a page opened by the site failed");
+                continue;
+            }
+        };
+        let url = within(strong.cdp_timeout, "popup url", page.url()).await.ok().flatten().unwrap_or_default();
+        if strong.policy.blocks_url(&url) || strong.policy.blocks_url(&info.url) {
+            tracing::info!("closing a page opened by the site on a blocked domain");
+            let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
+            continue;
+        }
+        let adopted = match strong.tabs.lock() {
+            Ok(mut tabs) => {
+                tabs.list.push(tab);
+                tabs.active = tabs.list.len() - 1;
+                true
+            }
+            Err(_) => false,
+        };
+        tracing::debug!(adopted, "a page opened by the site became a tab");
     }
 }
 

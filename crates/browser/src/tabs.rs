@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// Aborts a background task when dropped.
-struct AbortOnDrop(JoinHandle<()>);
+pub(crate) struct AbortOnDrop(pub JoinHandle<()>);
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {

@@ -139,6 +139,7 @@ fn router(state: SiteState) -> Router {
         .route("/counter", get(pages::counter))
         .route("/vanish", get(pages::vanish))
         .route("/choose", get(pages::choose))
+        .route("/popup", get(dynamic::popup))
         .route("/slow", get(dynamic::slow))
         .route("/echo-headers", get(dynamic::echo_headers))
         .fallback(dynamic::not_found)

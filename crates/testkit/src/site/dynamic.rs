@@ -97,6 +97,19 @@ pub(crate) async fn tracker(State(state): State<SiteState>) -> Html<String> {
     )
 }
 
+/// `/popup`: links that open new tabs, one on this host and one on the tracker host.
+pub(crate) async fn popup(State(state): State<SiteState>) -> Html<String> {
+    let port = state.port;
+    page(
+        "Popups",
+        &format!(
+            "<h1>Popups</h1>\n\
+             <p><a href=\"/pricing\" target=\"_blank\">Open pricing</a></p>\n\
+             <p><a href=\"http://tracker.localhost:{port}/pricing\" target=\"_blank\">Open tracker</a></p>"
+        ),
+    )
+}
+
 /// `/pixel.png` and `/ok.png`: the 1x1 transparent PNG.
 pub(crate) async fn png() -> Response {
     ([(CONTENT_TYPE, HeaderValue::from_static("image/png"))], PIXEL_PNG.as_slice()).into_response()

@@ -336,3 +336,36 @@ async fn the_model_selects_an_option_and_sees_a_screenshot_when_it_takes_images(
     assert!(url.starts_with("data:image/jpeg;base64,/9j/"), "{}", &url[..40]);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn pages_the_site_opens_become_tabs_and_blocked_ones_are_closed() {
+    let (app, model) = with_model(|s| s).await;
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/popup") })),
+        Reply::call("click", json!({ "index": "@Open pricing" })),
+        Reply::call("switch_tab", json!({ "index": 0 })),
+        Reply::call("click", json!({ "index": "@Open tracker" })),
+        Reply::done("ok"),
+    ]);
+    let key = app.key().await;
+    let r = app
+        .post(
+            "/start/run-task",
+            &key,
+            json!({ "taskDetails": "open the links", "avoidDomains": ["tracker.localhost"] }),
+        )
+        .await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let reqs = model.requests();
+    let after_click = last_observation(&reqs[2]);
+    assert!(after_click.contains("[1]* \"Pricing\""), "the new page is the current tab: {after_click}");
+    assert!(after_click.contains("Title: Pricing"), "{after_click}");
+    let after_blocked = last_observation(&reqs[4]);
+    let tabs = after_blocked.lines().find(|l| l.starts_with("Tabs")).unwrap_or_default();
+    assert!(tabs.contains("[1] \"Pricing\"") && !tabs.contains("[2]"), "the blocked popup was closed: {tabs}");
+    // Known gap (docs/api.md): the popup's first request can leave before it is attached and closed;
+    // nothing after it does.
+    let tracker: Vec<_> = app.site.requests().into_iter().filter(|r| r.host == "tracker.localhost").collect();
+    assert!(tracker.len() <= 1, "{tracker:?}");
+    app.stop().await;
+}
