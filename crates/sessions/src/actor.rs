@@ -316,6 +316,10 @@ impl SessionActor {
                     "the session reached its maxDuration (or idle timeout) while the task ran",
                 )),
                 (Err(_), EndReason::InstanceLost) => Err(instance_lost_error()),
+                // A graceful server stop cuts the task off as a crash would, not as the caller did.
+                (Err(_), _) if self.shared.shutdown.is_cancelled() => {
+                    Err(AgentError::new(ErrorCode::TaskInterrupted, "the server shut down while the task ran"))
+                }
                 (Err(e), _) if e.code != ErrorCode::TaskStopped => Err(e),
                 (Err(_), _) => {
                     Err(AgentError::new(ErrorCode::TaskStopped, "the session was terminated while the task ran"))

@@ -33,6 +33,20 @@ async fn a_restart_keeps_users_keys_balances_and_finished_tasks() {
     app.stop().await;
 }
 
+#[tokio::test]
+async fn a_graceful_stop_fails_running_tasks_as_interrupted() {
+    let mut app = TestApp::spawn_with(|s| s.arg("task-wait-ms", 100)).await;
+    let key = app.key().await;
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "wait 30 seconds" })).await;
+    let (sid, tid) = (r.body["sessionId"].as_str().unwrap().to_owned(), r.body["taskId"].as_str().unwrap().to_owned());
+    app.restart().await;
+    let polled = app.poll(&sid, &tid).await;
+    assert_eq!(polled.body["status"], "failed", "{}", polled.body);
+    assert_eq!(polled.body["code"], "TASK_INTERRUPTED");
+    assert!(polled.body["error"].as_str().unwrap().contains("shut down"));
+    app.stop().await;
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
