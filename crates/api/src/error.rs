@@ -15,11 +15,16 @@ impl From<ApiError> for ErrorResponse {
     }
 }
 
+/// The spec's error body `{success: false, message, code}`; also the ack and tool-result shape of the
+/// WebSocket and MCP channels.
+pub fn error_json(e: &ApiError) -> serde_json::Value {
+    json!({ "success": false, "message": e.message, "code": e.code })
+}
+
 impl IntoResponse for ErrorResponse {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = json!({ "success": false, "message": self.0.message, "code": self.0.code });
-        (status, Json(body)).into_response()
+        (status, Json(error_json(&self.0))).into_response()
     }
 }
 

@@ -3,6 +3,7 @@
 //! `end_session`, `instance:disconnected`, `instance:reconnected`); it may emit `message` with a
 //! send-message `message` object and gets the REST answer as its ack. Not rate-limited (spec: Limits).
 
+use crate::error::error_json;
 use crate::state::AppState;
 use crate::views;
 use serde_json::{json, Value};
@@ -120,7 +121,7 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
             in_flight.send_modify(|n| *n += 1);
             let body = match on_message(&state, &session_id, msg.ok()).await {
                 Ok(body) => body,
-                Err(e) => json!({ "success": false, "message": e.message, "code": e.code }),
+                Err(e) => error_json(&e),
             };
             let _ = ack.send(&body);
             in_flight.send_modify(|n| *n -= 1);
@@ -162,9 +163,7 @@ async fn forward(
     let _ = tokio::time::timeout(ACK_GRACE, in_flight.subscribe().wait_for(|n| *n == 0)).await;
     let id = s.id.to_string();
     let _ = s.disconnect();
-    if let Ok(mut m) = registry.sockets.lock() {
-        m.remove(&id);
-    }
+    registry.remove(&id);
 }
 
 /// A `message` from the client: the same effect and answer as send-message, acting as the session's

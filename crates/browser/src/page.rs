@@ -120,14 +120,20 @@ impl SessionPage {
         self.eval(&scripts::with_arg(body, &arg)).await
     }
 
-    /// Opens `url` in the active tab and waits for it to load.
-    pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
+    /// NAVIGATION_TIMEOUT (the code for blocked navigation) when the policy blocks `url`.
+    fn check_allowed(&self, url: &str) -> Result<(), BrowserError> {
         if self.inner.policy.blocks_url(url) {
             return Err(BrowserError::NavigationFailed {
                 url: url.to_owned(),
-                reason: "the domain is in avoidDomains".into(),
+                reason: "the domain is in avoidDomains and is blocked; do not visit it".into(),
             });
         }
+        Ok(())
+    }
+
+    /// Opens `url` in the active tab and waits for it to load.
+    pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
+        self.check_allowed(url)?;
         // A crashed tab may be navigated: that starts a new renderer.
         let (page, crashed) = self.active()?;
         crashed.store(false, Ordering::SeqCst);
@@ -323,6 +329,7 @@ impl SessionPage {
 
     /// Opens a new tab (made active) at `url`.
     pub async fn open_tab(&self, url: &str) -> Result<usize, BrowserError> {
+        self.check_allowed(url)?;
         let page = self.inner.opener.open("about:blank", self.inner.cdp_timeout).await?;
         let tab = Tab::prepare(page, self.inner.policy.clone(), self.inner.cdp_timeout).await?;
         let index = {

@@ -303,13 +303,8 @@ impl SessionActor {
     /// Ends the session: the running task is stopped and recorded, the browser context closed,
     /// `end_session` published and the session forgotten.
     async fn end(mut self, reason: EndReason) {
-        if let Some(task) = self.task.take() {
-            task.live.control.stop();
-            let result = match tokio::time::timeout(std::time::Duration::from_secs(5), task.join).await {
-                Ok(r) => runner::joined(r),
-                Err(_) => Err(AgentError::stopped()),
-            };
-            let result = match (result, reason) {
+        if let Some(mut task) = self.task.take() {
+            let result = match (runner::halt(&mut task).await, reason) {
                 (Ok(m), _) => Ok(m),
                 (Err(_), EndReason::Expired) => Err(AgentError::new(
                     ErrorCode::SessionExpired,

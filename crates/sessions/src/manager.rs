@@ -324,12 +324,7 @@ impl SessionManager {
 
     /// Waits up to the configured inline wait for `task` to end (or to ask a human), then returns its view.
     pub async fn wait_task(&self, task: &StartedTask) -> Result<TaskView, ApiError> {
-        if !task.live.wait_settled(self.shared.config.task_wait).await
-            || task.live.control.pending_guardrail().is_some()
-        {
-            return Ok(task.live.view());
-        }
-        self.poll(task.session_id.as_str(), task.task_id.as_str()).await
+        self.wait_task_for(task, self.shared.config.task_wait).await
     }
 
     /// Waits up to `timeout` for `task` to end (or to ask a human), then returns its view.

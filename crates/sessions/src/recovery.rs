@@ -101,12 +101,8 @@ impl SessionActor {
         let grace_ms = self.shared.config.instance_grace_period.as_millis() as u64;
         tracing::warn!(session = %self.id, pid = ?self.lease.pid(), "browser instance lost");
         let _ = self.bus.send(SessionEvent::InstanceDisconnected { grace_period_ms: grace_ms });
-        if let Some(task) = self.task.take() {
-            task.live.control.stop();
-            let result = match tokio::time::timeout(Duration::from_secs(5), task.join).await {
-                Ok(r) => runner::joined(r).map_err(|_| instance_lost_error()),
-                Err(_) => Err(instance_lost_error()),
-            };
+        if let Some(mut task) = self.task.take() {
+            let result = runner::halt(&mut task).await.map_err(|_| instance_lost_error());
             self.record(&task.live, result).await;
             if let Err(e) = self.apply(webpilot_core::state::Input::TaskFinished).await {
                 tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");

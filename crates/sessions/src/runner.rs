@@ -57,6 +57,15 @@ pub(crate) fn spawn(
     RunningTask { live, join, terminate_on_completion: task.terminate_on_completion }
 }
 
+/// Stops a running task at once and waits (at most 5 s) for its result.
+pub(crate) async fn halt(task: &mut RunningTask) -> Result<String, AgentError> {
+    task.live.control.stop();
+    match tokio::time::timeout(Duration::from_secs(5), &mut task.join).await {
+        Ok(r) => joined(r),
+        Err(_) => Err(AgentError::stopped()),
+    }
+}
+
 /// Turns a join result into the task's result.
 pub(crate) fn joined(r: Result<Result<String, AgentError>, tokio::task::JoinError>) -> Result<String, AgentError> {
     r.unwrap_or_else(|e| {

@@ -47,12 +47,6 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
             let answer = control.ask_human(question).await?;
             return Ok(Outcome::Ok(format!("The human answered: {answer}")));
         }
-        Action::Navigate { url } | Action::OpenTab { url } if page.policy().blocks_url(url) => {
-            return Ok(Outcome::Failed(
-                ErrorCode::NavigationTimeout,
-                format!("navigation to {url} is blocked: the domain is in avoidDomains. Do not visit it."),
-            ));
-        }
         _ => {}
     }
     let work = async {

@@ -79,12 +79,6 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
     let control = &ctx.control;
     match step {
         Step::Navigate(url) => {
-            if page.policy().blocks_url(url) {
-                return Err(AgentError::new(
-                    ErrorCode::NavigationTimeout,
-                    format!("navigation to {url} was blocked: the domain is in avoidDomains"),
-                ));
-            }
             control.act(page.goto(url)).await?;
             ctx.events.action("navigate", json!({ "url": url }));
         }

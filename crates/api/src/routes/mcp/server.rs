@@ -2,6 +2,7 @@
 //! and resources `webpilot://sessions`, `webpilot://task/{sessionId}/{taskId}`. Tools take the REST
 //! bodies' fields and answer the REST bodies (the same parsing and views), so both interfaces agree.
 
+use crate::error::error_json;
 use crate::state::AppState;
 use crate::views;
 use axum::http::request::Parts;
@@ -48,8 +49,7 @@ fn mcp_code(code: ErrorCode) -> ErrorCode {
 }
 
 fn tool_error(e: ApiError) -> CallToolResult {
-    let code = mcp_code(e.code);
-    CallToolResult::structured_error(json!({ "success": false, "message": e.message, "code": code.as_str() }))
+    CallToolResult::structured_error(error_json(&ApiError::new(mcp_code(e.code), e.message)))
 }
 
 fn schema(v: Value) -> Arc<JsonObject> {
