@@ -10,6 +10,11 @@ if ! command -v chromium >/dev/null 2>&1; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 
+# As root, the service starts Chromium as this unprivileged user, with Chromium's sandbox on (docs/security.md).
+if [ "$(id -u)" = 0 ] && ! id -u webpilot-browser >/dev/null 2>&1; then
+  useradd --system --no-create-home --shell /usr/sbin/nologin webpilot-browser
+fi
+
 cargo build --release -p webpilot
 bin=target/release/webpilot
 

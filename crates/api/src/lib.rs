@@ -3,6 +3,7 @@
 
 mod auth;
 mod body;
+mod capability;
 mod error;
 mod ratelimit;
 mod routes;

@@ -1,8 +1,11 @@
-//! The Socket.IO channel at `/socket.io/` (Socket.IO v5 / Engine.IO v4): a client connects with
-//! `{sessionId}` as its auth data and receives the session's events (`message` for task events,
+//! The Socket.IO channel at `/socket.io/` (Socket.IO v5 / Engine.IO v4): a client connects to the
+//! `socketURL` start-session returned (it carries the session's capability token in its query string)
+//! with `{sessionId}` as its auth data and receives the session's events (`message` for task events,
 //! `end_session`, `instance:disconnected`, `instance:reconnected`); it may emit `message` with a
-//! send-message `message` object and gets the REST answer as its ack. Not rate-limited (spec: Limits).
+//! send-message `message` object and gets the REST answer as its ack. Socket traffic is not
+//! rate-limited (spec: Limits), except that a `newTask` counts toward the owner's limit.
 
+use crate::capability::SocketKey;
 use crate::error::error_json;
 use crate::state::AppState;
 use crate::views;
@@ -23,34 +26,48 @@ use webpilot_core::{ApiError, ErrorCode};
 use webpilot_sessions::SendOutcome;
 
 /// The connected sockets (for `GET /start/active-sockets`), each with the task forwarding its
-/// session's events; and the Socket.IO handle, to close every socket at shutdown.
+/// session's events; the Socket.IO handle, to close every socket at shutdown; and the key of the
+/// sessions' socket capabilities.
 #[derive(Default)]
 pub struct SocketRegistry {
+    /// By Socket.IO socket id (never shown: with the transport's id it would let anyone post as it).
     sockets: Mutex<BTreeMap<String, Entry>>,
     io: Mutex<Option<SocketIo>>,
+    key: SocketKey,
 }
 
 struct Entry {
+    /// The id `active-sockets` shows: random, it grants nothing.
+    public_id: String,
     session_id: String,
     forwarder: AbortHandle,
 }
 
 impl SocketRegistry {
-    /// Ids of the connected sockets, sorted.
+    /// Public ids of the connected sockets, sorted. They are not the Socket.IO or Engine.IO ids.
     pub fn ids(&self) -> Vec<String> {
-        self.sockets.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+        let mut ids: Vec<String> =
+            self.sockets.lock().map(|m| m.values().map(|e| e.public_id.clone()).collect()).unwrap_or_default();
+        ids.sort();
+        ids
+    }
+
+    /// The `socketURL` of a session: the public base with the session's capability token.
+    pub fn socket_url(&self, public_url: &str, session_id: &str) -> String {
+        format!("{public_url}/?token={}", self.key.token(session_id))
     }
 
     fn add(&self, id: String, session_id: String, forwarder: AbortHandle) {
+        let public_id = format!("sock_{}", uuid::Uuid::new_v4().simple());
         if let Ok(mut m) = self.sockets.lock() {
-            m.insert(id, Entry { session_id, forwarder });
+            m.insert(id, Entry { public_id, session_id, forwarder });
         }
     }
 
     fn remove(&self, id: &str) {
         if let Some(entry) = self.sockets.lock().ok().and_then(|mut m| m.remove(id)) {
             entry.forwarder.abort();
-            tracing::debug!(socket = %id, session = %entry.session_id, "socket forgotten");
+            tracing::debug!(session = %entry.session_id, "socket forgotten");
         }
     }
 
@@ -91,10 +108,22 @@ fn session_of(auth: &Result<Value, impl fmt::Debug>) -> Option<String> {
     (!id.is_empty()).then(|| id.to_owned())
 }
 
-async fn authorize(State(state): State<AppState>, TryData(auth): TryData<Value>) -> Result<(), Refusal> {
+/// The capability token: from the connection URL's query (`socketURL` carries it), or `auth.token`.
+fn token_of(s: &SocketRef, auth: &Result<Value, impl fmt::Debug>) -> Option<String> {
+    let from_query = s.req_parts().uri.query().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned())
+    });
+    from_query.or_else(|| Some(auth.as_ref().ok()?.get("token")?.as_str()?.to_owned()))
+}
+
+async fn authorize(s: SocketRef, State(state): State<AppState>, TryData(auth): TryData<Value>) -> Result<(), Refusal> {
     let id = session_of(&auth).ok_or(Refusal("sessionId is required in the auth data"))?;
     if !state.manager.is_live(&id) {
         return Err(Refusal("session not found: it is unknown, terminated or expired"));
+    }
+    let token = token_of(&s, &auth).unwrap_or_default();
+    if !state.sockets.key.verify(&id, &token) {
+        return Err(Refusal("connect to the socketURL start-session returned: its token is missing or wrong"));
     }
     Ok(())
 }
@@ -111,7 +140,7 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
     let in_flight = Arc::new(watch::Sender::new(0usize));
     let forwarder = tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone()));
     state.sockets.add(socket_id.clone(), session_id.clone(), forwarder.abort_handle());
-    tracing::info!(socket = %socket_id, session = %session_id, "socket connected");
+    tracing::info!(session = %session_id, "socket connected");
     let for_messages = state.clone();
     s.on("message", move |TryData(msg): TryData<Value>, ack: AckSender| {
         let state = for_messages.clone();
@@ -129,7 +158,7 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
     });
     s.on_disconnect(async |s: SocketRef, State(state): State<AppState>| {
         state.sockets.remove(&s.id.to_string());
-        tracing::info!(socket = %s.id, "socket disconnected");
+        tracing::debug!("socket disconnected");
     });
 }
 
@@ -146,7 +175,7 @@ async fn forward(
             Ok(event) => {
                 let (name, payload) = event.wire();
                 if let Err(e) = s.emit(name, &payload) {
-                    tracing::debug!(socket = %s.id, error = %e, "emitting to a socket failed");
+                    tracing::debug!(error = %e, "emitting to a socket failed");
                     break;
                 }
                 if matches!(event, SessionEvent::EndSession { .. }) {
@@ -154,7 +183,7 @@ async fn forward(
                 }
             }
             Err(RecvError::Lagged(n)) => {
-                tracing::warn!(socket = %s.id, skipped = n, "a slow socket missed session events");
+                tracing::warn!(skipped = n, "a slow socket missed session events");
             }
             Err(RecvError::Closed) => break,
         }
@@ -177,6 +206,10 @@ async fn on_message(state: &AppState, session_id: &str, msg: Option<Value>) -> R
     let user = state.manager.owner(session_id).await?;
     if !user.is_active() {
         return Err(ApiError::code(ErrorCode::AccountDeactivated));
+    }
+    // Starting work counts toward the owner's limit even over the socket (other socket traffic does not).
+    if msg.get("actionType").and_then(Value::as_str) == Some("newTask") && !state.rate.hit(&user.id).allowed {
+        return Err(ApiError::code(ErrorCode::RateLimitExceeded));
     }
     Ok(match state.manager.send(&user, session_id, &msg).await? {
         SendOutcome::Task(task) => json!({

@@ -15,13 +15,13 @@ pub fn poll_url(config: &ApiConfig, task: &StartedTask) -> String {
     format!("{}/task/{}/{}", config.public_url, task.session_id, task.task_id)
 }
 
-/// Body of start-session.
-pub fn session_started(config: &ApiConfig, s: &StartedSession, initial_prompt: &str) -> Value {
+/// Body of start-session; `socket_url` carries the session's socket capability.
+pub fn session_started(config: &ApiConfig, s: &StartedSession, initial_prompt: &str, socket_url: &str) -> Value {
     let base = &config.public_url;
     let mut body = json!({
         "success": true,
         "sessionId": s.session_id,
-        "socketURL": base,
+        "socketURL": socket_url,
         "streaming": {
             "webRTCURL": format!("{base}/stream/{}/whep", s.session_id),
             "webViewURL": format!("{base}/stream/{}/view", s.session_id),

@@ -1,7 +1,10 @@
 //! Browser settings, filled from the service configuration.
 
+use crate::sandbox::RunAs;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+use webpilot_core::egress::AllowEntry;
 
 #[derive(Debug, Clone)]
 pub struct BrowserSettings {
@@ -17,10 +20,16 @@ pub struct BrowserSettings {
     pub navigation_timeout: Duration,
     /// Time allowed for Chromium to start.
     pub launch_timeout: Duration,
-    /// Run Chromium without its sandbox (needed when running as root).
+    /// Run Chromium without its sandbox (only when asked for: `--browser-no-sandbox`).
     pub no_sandbox: bool,
+    /// The unprivileged user Chromium drops to when the service runs as root.
+    pub run_as: Option<RunAs>,
     /// Extra command-line flags.
     pub extra_args: Vec<String>,
+    /// Most tabs one session may have open; pages the site opens beyond it are closed at once.
+    pub max_tabs: usize,
+    /// Destinations the operator allows although they are not public (`--egress-allow`).
+    pub egress_allow: Arc<[AllowEntry]>,
 }
 
 impl Default for BrowserSettings {
@@ -32,8 +41,11 @@ impl Default for BrowserSettings {
             cdp_timeout: Duration::from_secs(15),
             navigation_timeout: Duration::from_secs(20),
             launch_timeout: Duration::from_secs(20),
-            no_sandbox: true,
+            no_sandbox: false,
+            run_as: None,
             extra_args: Vec::new(),
+            max_tabs: 8,
+            egress_allow: Arc::from(Vec::new()),
         }
     }
 }

@@ -18,6 +18,10 @@ pub enum BrowserError {
     NavigationTimeout(String),
     #[error("navigation to {url} failed: {reason}")]
     NavigationFailed { url: String, reason: String },
+    #[error("navigation to {url} was blocked by policy: {reason}")]
+    Blocked { url: String, reason: String },
+    #[error("a session may have at most {0} tabs open; close one first")]
+    TooManyTabs(usize),
     #[error("element not found: {0}")]
     ElementNotFound(String),
     #[error("the page crashed")]
@@ -30,8 +34,11 @@ impl BrowserError {
             BrowserError::NoCapacity => ErrorCode::NoInstancesAvailable,
             BrowserError::Launch(_) | BrowserError::InstanceLost => ErrorCode::InstanceUnavailable,
             BrowserError::Cdp(_) | BrowserError::Timeout(_) => ErrorCode::InternalError,
-            BrowserError::NavigationTimeout(_) | BrowserError::NavigationFailed { .. } => ErrorCode::NavigationTimeout,
+            BrowserError::NavigationTimeout(_)
+            | BrowserError::NavigationFailed { .. }
+            | BrowserError::Blocked { .. } => ErrorCode::NavigationTimeout,
             BrowserError::ElementNotFound(_) => ErrorCode::ElementNotFound,
+            BrowserError::TooManyTabs(_) => ErrorCode::InvalidParameter,
             BrowserError::PageCrash => ErrorCode::PageCrash,
         }
     }

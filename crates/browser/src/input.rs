@@ -33,13 +33,24 @@ pub(crate) async fn click(page: &Page, at: PagePoint, double: bool, timeout: Dur
     Ok(())
 }
 
-/// Presses and releases one key: a name such as `Enter` or `ArrowDown`, or a single character.
+/// Presses and releases one key: a name such as `Enter` or `ArrowDown`, or a single character (one the
+/// US layout has no key for, such as `é`, is sent as a key event carrying that text).
 pub(crate) async fn press_key(page: &Page, key: &str, timeout: Duration) -> Result<(), BrowserError> {
     let key = if key == "Space" { " " } else { key };
-    let def = USKEYBOARD_LAYOUT
-        .iter()
-        .find(|d| d.key == key)
-        .ok_or_else(|| BrowserError::Cdp(format!("unknown key {key:?}")))?;
+    let Some(def) = USKEYBOARD_LAYOUT.iter().find(|d| d.key == key) else {
+        if key.chars().count() != 1 {
+            return Err(BrowserError::ElementNotFound(format!("there is no key {key:?}")));
+        }
+        let mut down = DispatchKeyEventParams::new(DispatchKeyEventType::KeyDown);
+        down.key = Some(key.to_owned());
+        down.text = Some(key.to_owned());
+        down.unmodified_text = Some(key.to_owned());
+        let mut up = DispatchKeyEventParams::new(DispatchKeyEventType::KeyUp);
+        up.key = Some(key.to_owned());
+        within(timeout, "key down", page.execute(down)).await?;
+        within(timeout, "key up", page.execute(up)).await?;
+        return Ok(());
+    };
     let text = def.text.map(str::to_owned).or_else(|| (key.chars().count() == 1).then(|| key.to_owned()));
     let mut down = DispatchKeyEventParams::new(if text.is_some() {
         DispatchKeyEventType::KeyDown
@@ -62,8 +73,13 @@ pub(crate) async fn press_key(page: &Page, key: &str, timeout: Duration) -> Resu
     Ok(())
 }
 
+/// The longest human-like typing takes: pauses shrink for long texts, and what is left when the time
+/// is up is inserted at once.
+pub const HUMAN_TYPING_BUDGET: Duration = Duration::from_secs(8);
+
 /// Types `text` into the focused element. Human-like typing sends one character at a time with
-/// 40–140 ms pauses; otherwise the text is inserted at once.
+/// 40–140 ms pauses (shorter for long texts), within [`HUMAN_TYPING_BUDGET`]; otherwise the text is
+/// inserted at once.
 pub(crate) async fn type_text(
     page: &Page,
     text: &str,
@@ -74,15 +90,23 @@ pub(crate) async fn type_text(
         within(timeout, "insert text", page.execute(InsertTextParams::new(text))).await?;
         return Ok(());
     }
-    for ch in text.chars() {
+    let chars: Vec<char> = text.chars().collect();
+    let deadline = tokio::time::Instant::now() + HUMAN_TYPING_BUDGET;
+    let longest_pause = HUMAN_TYPING_BUDGET / u32::try_from(chars.len().max(1)).unwrap_or(u32::MAX);
+    for (i, ch) in chars.iter().copied().enumerate() {
+        if tokio::time::Instant::now() >= deadline {
+            let rest: String = chars[i..].iter().collect();
+            within(timeout, "insert text", page.execute(InsertTextParams::new(rest))).await?;
+            break;
+        }
         let s = ch.to_string();
         if USKEYBOARD_LAYOUT.iter().any(|d| d.key == s && ch != '\n') {
             press_key(page, &s, timeout).await?;
         } else {
             within(timeout, "insert text", page.execute(InsertTextParams::new(s))).await?;
         }
-        let pause = rand::thread_rng().gen_range(40..=140);
-        tokio::time::sleep(Duration::from_millis(pause)).await;
+        let pause = Duration::from_millis(rand::thread_rng().gen_range(40..=140)).min(longest_pause);
+        tokio::time::sleep(pause).await;
     }
     Ok(())
 }

@@ -1,16 +1,16 @@
 //! webpilot-browser: real Chromium over the DevTools protocol. A pool of Chromium processes hands out
 //! leases (one isolated browser context + page per session, released on Drop); a `SessionPage` performs
-//! the page actions the agent and manual control need, each with a timeout, and enforces the session's
-//! domain policy at the network level.
+//! the page actions the agent and manual control need, each with a timeout, and sends every request of the
+//! session through its own egress proxy (crate `webpilot-egress`).
 
 mod config;
 mod cookies;
 mod error;
 mod input;
-mod intercept;
 mod page;
 mod pool;
 mod process;
+mod sandbox;
 mod scripts;
 mod snapshot;
 mod tabs;
@@ -18,7 +18,8 @@ mod tabs;
 pub use config::BrowserSettings;
 pub use cookies::CookieJar;
 pub use error::BrowserError;
-pub use intercept::DomainPolicy;
 pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserLease, BrowserPool, PoolStats, Replacement};
+pub use sandbox::{identity, BrowserIdentity, RunAs, SandboxError};
 pub use snapshot::{ElementInfo, PageSnapshot};
+pub use webpilot_egress::DomainPolicy;

@@ -3,20 +3,21 @@
 
 use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
-use crate::intercept::DomainPolicy;
 use crate::snapshot::{self, PageSnapshot};
 use crate::tabs::{AbortOnDrop, Tab, TabOpener, Tabs};
+use crate::DomainPolicy;
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams, NavigateParams};
-use chromiumoxide::cdp::browser_protocol::target::EventTargetCreated;
+use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, TargetInfo};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
 use futures::StreamExt;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
+use webpilot_core::egress::navigable_url;
 use webpilot_core::geometry::PagePoint;
 
 /// What a click by text or index hit.
@@ -48,8 +49,11 @@ struct Inner {
     policy: DomainPolicy,
     cdp_timeout: Duration,
     nav_timeout: Duration,
+    max_tabs: usize,
     /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
     popups: Mutex<Option<AbortOnDrop>>,
+    /// Pages the site opened that are being adopted right now (`settle` waits for them).
+    adopting: AtomicUsize,
 }
 
 impl SessionPage {
@@ -59,7 +63,7 @@ impl SessionPage {
         settings: &BrowserSettings,
         policy: DomainPolicy,
     ) -> Result<Self, BrowserError> {
-        let tab = Tab::prepare(page, policy.clone(), settings.cdp_timeout).await?;
+        let tab = Tab::prepare(page, settings.cdp_timeout).await?;
         let created = within(
             settings.cdp_timeout,
             "listen for new tabs",
@@ -72,7 +76,9 @@ impl SessionPage {
             policy,
             cdp_timeout: settings.cdp_timeout,
             nav_timeout: settings.navigation_timeout,
+            max_tabs: settings.max_tabs.max(1),
             popups: Mutex::new(None),
+            adopting: AtomicUsize::new(0),
         });
         let watcher = tokio::spawn(adopt_popups(Arc::downgrade(&inner), created));
         if let Ok(mut slot) = inner.popups.lock() {
@@ -120,8 +126,12 @@ impl SessionPage {
         self.eval(&scripts::with_arg(body, &arg)).await
     }
 
-    /// NAVIGATION_TIMEOUT (the code for blocked navigation) when the policy blocks `url`.
+    /// NAVIGATION_TIMEOUT (the code for blocked navigation) when `url` is not a web page or the session
+    /// avoids its domain. Addresses are decided by the egress proxy when the browser connects.
     fn check_allowed(&self, url: &str) -> Result<(), BrowserError> {
+        if let Err(reason) = navigable_url(url) {
+            return Err(BrowserError::Blocked { url: url.to_owned(), reason });
+        }
         if self.inner.policy.blocks_url(url) {
             return Err(BrowserError::NavigationFailed {
                 url: url.to_owned(),
@@ -131,11 +141,27 @@ impl SessionPage {
         Ok(())
     }
 
-    /// Opens `url` in the active tab and waits for it to load.
+    /// Opens `url` in the active tab and waits for it to load. A load the egress proxy refused (the URL
+    /// itself, or where it redirected) is reported as blocked by policy.
     pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
         self.check_allowed(url)?;
-        // A crashed tab may be navigated: that starts a new renderer.
+        let mark = self.inner.policy.denied_count();
         let (page, crashed) = self.active()?;
+        let result = self.navigate(&page, crashed, url).await;
+        if self.inner.policy.denied_count() > mark {
+            // Where this tab ended up (a redirect); the active tab may be a popup by now.
+            let landed = within(self.inner.cdp_timeout, "tab url", page.url()).await.ok().flatten().unwrap_or_default();
+            let policy = &self.inner.policy;
+            let denial = policy.denial_of_url_since(mark, url).or_else(|| policy.denial_of_url_since(mark, &landed));
+            if let Some(d) = denial {
+                return Err(BrowserError::Blocked { url: url.to_owned(), reason: format!("{}: {}", d.host, d.reason) });
+            }
+        }
+        result
+    }
+
+    async fn navigate(&self, page: &Page, crashed: Arc<AtomicBool>, url: &str) -> Result<(), BrowserError> {
+        // A crashed tab may be navigated: that starts a new renderer.
         crashed.store(false, Ordering::SeqCst);
         let nav = async {
             let res = page.execute(NavigateParams::new(url)).await?;
@@ -184,9 +210,14 @@ impl SessionPage {
         }
     }
 
-    /// After an action that may navigate: a short pause for the navigation to begin, then wait for load.
+    /// After an action that may navigate or open a tab: a short pause for it to begin, the adoption of
+    /// any page it opened, then wait for load.
     pub async fn settle(&self) -> Result<(), BrowserError> {
         tokio::time::sleep(Duration::from_millis(150)).await;
+        let deadline = Instant::now() + self.inner.cdp_timeout;
+        while self.inner.adopting.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         self.wait_loaded().await
     }
 
@@ -330,8 +361,12 @@ impl SessionPage {
     /// Opens a new tab (made active) at `url`.
     pub async fn open_tab(&self, url: &str) -> Result<usize, BrowserError> {
         self.check_allowed(url)?;
+        let open = self.inner.tabs.lock().map(|t| t.list.len()).unwrap_or(usize::MAX);
+        if open >= self.inner.max_tabs {
+            return Err(BrowserError::TooManyTabs(self.inner.max_tabs));
+        }
         let page = self.inner.opener.open("about:blank", self.inner.cdp_timeout).await?;
-        let tab = Tab::prepare(page, self.inner.policy.clone(), self.inner.cdp_timeout).await?;
+        let tab = Tab::prepare(page, self.inner.cdp_timeout).await?;
         let index = {
             let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
             tabs.list.push(tab);
@@ -370,9 +405,9 @@ impl SessionPage {
     }
 }
 
-/// Adopts every page opened by one of the session's pages (it has an opener) as a new, active tab with
-/// the session's request interception. A popup whose URL the policy blocks is closed at once: its first
-/// request may have started before interception was on.
+/// Adopts every page opened by one of the session's pages (it has an opener) as a new, active tab. Its
+/// requests go through the context's egress proxy from the first one on; a popup on an avoided domain
+/// (refused there) is also closed, so the agent does not land on an error page.
 async fn adopt_popups(inner: Weak<Inner>, mut created: EventStream<EventTargetCreated>) {
     while let Some(event) = created.next().await {
         let info = &event.target_info;
@@ -383,41 +418,54 @@ async fn adopt_popups(inner: Weak<Inner>, mut created: EventStream<EventTargetCr
         {
             continue;
         }
-        let mut page = None;
-        for _ in 0..20 {
-            if let Ok(p) = strong.opener.process.browser.get_page(info.target_id.clone()).await {
-                page = Some(p);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let Some(page) = page else {
-            tracing::warn!("a page opened by the site could not be attached");
-            continue;
-        };
-        let tab = match Tab::prepare(page.clone(), strong.policy.clone(), strong.cdp_timeout).await {
-            Ok(tab) => tab,
-            Err(e) => {
-                tracing::warn!(error = %e, "preparing a page opened by the site failed");
-                continue;
-            }
-        };
-        let url = within(strong.cdp_timeout, "popup url", page.url()).await.ok().flatten().unwrap_or_default();
-        if strong.policy.blocks_url(&url) || strong.policy.blocks_url(&info.url) {
-            tracing::info!("closing a page opened by the site on a blocked domain");
-            let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
-            continue;
-        }
-        let adopted = match strong.tabs.lock() {
-            Ok(mut tabs) => {
-                tabs.list.push(tab);
-                tabs.active = tabs.list.len() - 1;
-                true
-            }
-            Err(_) => false,
-        };
-        tracing::debug!(adopted, "a page opened by the site became a tab");
+        strong.adopting.fetch_add(1, Ordering::SeqCst);
+        adopt_one(&strong, info).await;
+        strong.adopting.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Attaches one page the site opened and makes it the active tab (or closes it when it is on an avoided
+/// domain).
+async fn adopt_one(strong: &Inner, info: &TargetInfo) {
+    let mut page = None;
+    for _ in 0..20 {
+        if let Ok(p) = strong.opener.process.browser.get_page(info.target_id.clone()).await {
+            page = Some(p);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let Some(page) = page else {
+        tracing::warn!("a page opened by the site could not be attached");
+        return;
+    };
+    let tab = match Tab::prepare(page.clone(), strong.cdp_timeout).await {
+        Ok(tab) => tab,
+        Err(e) => {
+            tracing::warn!(error = %e, "preparing a page opened by the site failed");
+            return;
+        }
+    };
+    let url = within(strong.cdp_timeout, "popup url", page.url()).await.ok().flatten().unwrap_or_default();
+    if strong.policy.blocks_url(&url) || strong.policy.blocks_url(&info.url) {
+        tracing::info!("closing a page opened by the site on a blocked domain");
+        let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
+        return;
+    }
+    let adopted = match strong.tabs.lock() {
+        Ok(mut tabs) if tabs.list.len() < strong.max_tabs => {
+            tabs.list.push(tab);
+            tabs.active = tabs.list.len() - 1;
+            true
+        }
+        _ => false,
+    };
+    if !adopted {
+        tracing::info!(max = strong.max_tabs, "closing a page opened by the site beyond the tab cap");
+        let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
+        return;
+    }
+    tracing::debug!("a page opened by the site became a tab");
 }
 
 fn point_of(v: &Value) -> Option<PagePoint> {

@@ -5,16 +5,19 @@
 use crate::config::BrowserSettings;
 use crate::cookies::{self, CookieJar};
 use crate::error::{within, BrowserError};
-use crate::intercept::DomainPolicy;
 use crate::page::SessionPage;
 use crate::process::BrowserProcess;
 use crate::tabs::TabOpener;
-use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use crate::DomainPolicy;
+use chromiumoxide::cdp::browser_protocol::browser::{
+    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
+};
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio_util::task::TaskTracker;
+use webpilot_egress::EgressProxy;
 
 /// Numbers for the health endpoint and the benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,15 +73,24 @@ impl BrowserPool {
     pub async fn replacement(&self, policy: DomainPolicy) -> Result<Replacement, BrowserError> {
         let process = self.process().await?;
         let timeout = self.inner.settings.cdp_timeout;
-        let context = within(
-            timeout,
-            "create browser context",
-            process.browser.create_browser_context(CreateBrowserContextParams::default()),
-        )
-        .await?;
+        // Every request of the context goes through its own egress proxy; `<-loopback>` stops Chromium
+        // from sending loopback destinations around it.
+        let proxy = EgressProxy::start(self.inner.settings.egress_allow.clone(), policy.clone(), timeout)
+            .await
+            .map_err(|e| BrowserError::Launch(format!("egress proxy: {e}")))?;
+        let params = CreateBrowserContextParams {
+            proxy_server: Some(proxy.proxy_server()),
+            proxy_bypass_list: Some("<-loopback>".into()),
+            ..Default::default()
+        };
+        let context = within(timeout, "create browser context", process.browser.create_browser_context(params)).await?;
         process.contexts.fetch_add(1, Ordering::SeqCst);
         // From here on the guard disposes the context if anything fails.
-        let guard = ContextGuard { process, context, tracker: self.inner.tracker.clone(), timeout };
+        let guard = ContextGuard { process, context, tracker: self.inner.tracker.clone(), timeout, _proxy: proxy };
+        // Nothing a page offers for download is written anywhere.
+        let mut downloads = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
+        downloads.browser_context_id = Some(guard.context.clone());
+        within(timeout, "deny downloads", guard.process.browser.execute(downloads)).await?;
         let mut target = CreateTargetParams::new("about:blank");
         target.browser_context_id = Some(guard.context.clone());
         let page = within(timeout, "create page", guard.process.browser.new_page(target)).await?;
@@ -148,12 +160,13 @@ impl BrowserPool {
     }
 }
 
-/// Disposes its browser context when dropped.
+/// Disposes its browser context when dropped, and stops the context's egress proxy.
 struct ContextGuard {
     process: Arc<BrowserProcess>,
     context: BrowserContextId,
     tracker: TaskTracker,
     timeout: std::time::Duration,
+    _proxy: EgressProxy,
 }
 
 impl Drop for ContextGuard {

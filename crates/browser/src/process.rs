@@ -40,8 +40,24 @@ impl BrowserProcess {
             .prefix("webpilot-chromium-")
             .tempdir()
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
+        write_preferences(profile.path()).map_err(|e| BrowserError::Launch(format!("profile preferences: {e}")))?;
+        // As root, Chromium is started through a launcher that drops to the unprivileged user, whose home
+        // is the profile (so nothing is written to root's home).
+        let launcher = match settings.run_as {
+            Some(who) => {
+                crate::sandbox::give(profile.path(), who)?;
+                Some(crate::sandbox::wrapper(&settings.executable, who)?)
+            }
+            None => None,
+        };
+        let executable = launcher.as_ref().map_or(settings.executable.clone(), |d| d.path().join("chromium"));
+        let home = profile.path().display().to_string();
         let mut builder = BrowserConfig::builder()
-            .chrome_executable(&settings.executable)
+            .chrome_executable(&executable)
+            .env("HOME", home.clone())
+            .env("XDG_CONFIG_HOME", format!("{home}/.config"))
+            .env("XDG_CACHE_HOME", format!("{home}/.cache"))
+            .respect_https_errors()
             .new_headless_mode()
             .user_data_dir(profile.path())
             .launch_timeout(settings.launch_timeout)
@@ -54,15 +70,23 @@ impl BrowserProcess {
                 emulating_mobile: false,
                 is_landscape: true,
                 has_touch: false,
-            })
-            .args(BASE_ARGS.iter().copied())
-            .args(settings.extra_args.iter().map(String::as_str));
+            });
+        // chromiumoxide writes `--` before each key itself and merges values of one key (its own
+        // `disable-features` with ours), so a flag goes in as `key` or `(key, value)`.
+        for flag in BASE_ARGS.iter().copied().chain(settings.extra_args.iter().map(String::as_str)) {
+            let flag = flag.trim_start_matches('-');
+            builder = match flag.split_once('=') {
+                Some(key_value) => builder.arg(key_value),
+                None => builder.arg(flag),
+            };
+        }
         if settings.no_sandbox {
             builder = builder.no_sandbox();
         }
         let config = builder.build().map_err(BrowserError::Launch)?;
         let (mut browser, mut handler) =
             Browser::launch(config).await.map_err(|e| BrowserError::Launch(e.to_string()))?;
+        drop(launcher); // Chromium has exec'd; the script is no longer needed
         let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
@@ -83,6 +107,20 @@ impl BrowserProcess {
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst) && !self.handler.is_finished()
     }
+}
+
+/// Profile preferences every context inherits: WebRTC may not send UDP around the context's egress proxy
+/// (seen on Chromium 156: the command-line switches do not reach contexts made over DevTools; this does).
+fn write_preferences(profile: &std::path::Path) -> std::io::Result<()> {
+    let prefs = serde_json::json!({
+        "webrtc": {
+            "ip_handling_policy": "disable_non_proxied_udp",
+            "multiple_routes_enabled": false,
+            "nonproxied_udp_enabled": false
+        }
+    });
+    std::fs::create_dir_all(profile.join("Default"))?;
+    std::fs::write(profile.join("Default").join("Preferences"), prefs.to_string())
 }
 
 impl Drop for BrowserProcess {

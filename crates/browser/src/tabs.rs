@@ -1,11 +1,11 @@
-//! The tabs of a session: pages in its browser context, each with request interception and a crash
-//! watch, one of them active. Background tasks of a tab stop when the tab is dropped.
+//! The tabs of a session: pages in its browser context (whose requests all go through the session's
+//! egress proxy), each with a crash watch, one of them active. Background tasks of a tab stop when the tab is dropped.
 
 use crate::error::{within, BrowserError};
-use crate::intercept::DomainPolicy;
 use crate::process::BrowserProcess;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogOpening, HandleJavaScriptDialogParams};
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::Page;
 use futures::StreamExt;
@@ -26,13 +26,13 @@ impl Drop for AbortOnDrop {
 pub(crate) struct Tab {
     pub page: Page,
     pub crashed: Arc<AtomicBool>,
-    _tasks: [AbortOnDrop; 2],
+    _watch: AbortOnDrop,
+    _dialogs: AbortOnDrop,
 }
 
 impl Tab {
-    /// Wraps a fresh page: interception of its requests by `policy`, and a watch for renderer crashes.
-    pub async fn prepare(page: Page, policy: DomainPolicy, timeout: Duration) -> Result<Tab, BrowserError> {
-        let interceptor = crate::intercept::start(&page, policy, timeout).await?;
+    /// Wraps a fresh page with a watch for renderer crashes and an answerer of its dialogs.
+    pub async fn prepare(page: Page, timeout: Duration) -> Result<Tab, BrowserError> {
         let crashed = Arc::new(AtomicBool::new(false));
         let mut crashes = within(timeout, "listen for crashes", page.event_listener::<EventTargetCrashed>()).await?;
         let flag = crashed.clone();
@@ -42,7 +42,8 @@ impl Tab {
                 flag.store(true, Ordering::SeqCst);
             }
         });
-        Ok(Tab { page, crashed, _tasks: [AbortOnDrop(interceptor), AbortOnDrop(watcher)] })
+        let dialogs = answer_dialogs(&page, timeout).await?;
+        Ok(Tab { page, crashed, _watch: AbortOnDrop(watcher), _dialogs: AbortOnDrop(dialogs) })
     }
 }
 
@@ -63,4 +64,23 @@ impl TabOpener {
         target.browser_context_id = Some(self.context.clone());
         within(timeout, "create page", self.process.browser.new_page(target)).await
     }
+}
+
+/// Accepts every JavaScript dialog of `page` as it opens (`alert`, `confirm` as OK, `prompt` with its
+/// default, `beforeunload` as leave): while one is open the page's scripts, and every evaluation the
+/// agent makes, would wait for a person who is not there.
+async fn answer_dialogs(page: &Page, timeout: Duration) -> Result<JoinHandle<()>, BrowserError> {
+    let mut opened =
+        within(timeout, "listen for dialogs", page.event_listener::<EventJavascriptDialogOpening>()).await?;
+    let page = page.clone();
+    Ok(tokio::spawn(async move {
+        while let Some(dialog) = opened.next().await {
+            tracing::debug!(kind = ?dialog.r#type, "accepting a page dialog");
+            let mut answer = HandleJavaScriptDialogParams::new(true);
+            answer.prompt_text = dialog.default_prompt.clone();
+            if let Err(e) = within(timeout, "answer a dialog", page.execute(answer)).await {
+                tracing::debug!(error = %e, "answering a page dialog failed");
+            }
+        }
+    }))
 }

@@ -2,6 +2,7 @@
 //! machine, validated request parameters, events, the domain policy, geometry and billing arithmetic.
 
 pub mod chat;
+pub mod egress;
 pub mod error;
 pub mod events;
 pub mod fields;

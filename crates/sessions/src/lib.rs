@@ -3,6 +3,7 @@
 //! them, routes messages to them, answers task polls and enforces ownership and balance rules.
 
 mod actor;
+mod admission;
 mod live;
 mod manager;
 mod recovery;

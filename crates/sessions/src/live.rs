@@ -2,7 +2,7 @@
 //! of a task a poll returns, whether it is live or stored.
 
 use chrono::{DateTime, Utc};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use webpilot_agent::{TaskControl, UsageMeter};
 use webpilot_core::events::{Guardrail, ResultData};
@@ -15,13 +15,29 @@ pub struct LiveTask {
     pub session_id: SessionId,
     pub control: TaskControl,
     pub meter: UsageMeter,
-    /// Becomes true once the outcome is stored.
+    /// Becomes true once the outcome is stored (or kept here, see `final_view`).
     done: watch::Sender<bool>,
+    /// The outcome, when the store could not take it yet: polls show it while the write is retried.
+    final_view: Mutex<Option<TaskView>>,
 }
 
 impl LiveTask {
     pub fn new(id: TaskId, session_id: SessionId, control: TaskControl, meter: UsageMeter) -> Arc<Self> {
-        Arc::new(LiveTask { id, session_id, control, meter, done: watch::Sender::new(false) })
+        Arc::new(LiveTask {
+            id,
+            session_id,
+            control,
+            meter,
+            done: watch::Sender::new(false),
+            final_view: Mutex::new(None),
+        })
+    }
+
+    /// Keeps the task's final view for polls until its outcome is stored.
+    pub fn keep_final_view(&self, view: TaskView) {
+        if let Ok(mut slot) = self.final_view.lock() {
+            *slot = Some(view);
+        }
     }
 
     pub fn mark_done(&self) {
@@ -56,6 +72,9 @@ impl LiveTask {
 
     /// The poll view while running.
     pub fn view(&self) -> TaskView {
+        if let Some(v) = self.final_view.lock().ok().and_then(|v| v.clone()) {
+            return v;
+        }
         match self.control.pending_guardrail() {
             Some(g) => TaskView::Guardrail(g),
             None => TaskView::Running { usage: self.meter.snapshot() },

@@ -3,7 +3,9 @@
 //! rule (no new work at or below zero) are enforced here.
 
 use crate::actor::{internal, Command, SessionActor};
+use crate::admission::{Admission, Hold};
 use crate::live::{LiveTask, TaskView};
+use crate::runner::TaskStart;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -37,6 +39,10 @@ pub struct SessionConfig {
     pub reconnect_window: Duration,
     /// How often the session's cookies and URL are snapshotted for recovery (also after every task).
     pub snapshot_every: Duration,
+    /// Most sessions one user may have open at once (429 `SESSION_LIMIT_REACHED` beyond).
+    pub max_sessions_per_user: usize,
+    /// What a running task holds of its user's balance until its real cost is charged (micro-USD).
+    pub task_hold_micros: i64,
 }
 
 impl Default for SessionConfig {
@@ -48,6 +54,8 @@ impl Default for SessionConfig {
             instance_grace_period: Duration::from_secs(300),
             reconnect_window: Duration::from_secs(300),
             snapshot_every: Duration::from_secs(5),
+            max_sessions_per_user: 3,
+            task_hold_micros: 50_000,
         }
     }
 }
@@ -68,12 +76,18 @@ pub(crate) struct Shared {
     pub agent: Arc<dyn Agent>,
     pub config: SessionConfig,
     pub shutdown: CancellationToken,
+    pub admission: Arc<Admission>,
     sessions: Mutex<HashMap<SessionId, SessionHandle>>,
     tasks: Mutex<HashMap<TaskId, Arc<LiveTask>>>,
     tracker: TaskTracker,
 }
 
 impl Shared {
+    /// Runs `work` as a task the manager owns (waited for at shutdown).
+    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.tracker.spawn(work);
+    }
+
     pub fn register_task(&self, live: Arc<LiveTask>) {
         if let Ok(mut m) = self.tasks.lock() {
             m.insert(live.id.clone(), live);
@@ -135,6 +149,7 @@ impl SessionManager {
                 store,
                 pool,
                 agent,
+                admission: Admission::new(config.max_sessions_per_user, config.task_hold_micros),
                 config,
                 shutdown: CancellationToken::new(),
                 sessions: Mutex::new(HashMap::new()),
@@ -174,9 +189,8 @@ impl SessionManager {
         params: SessionParams,
         context: Vec<(String, String)>,
     ) -> Result<StartedSession, ApiError> {
-        if user.balance_micros <= 0 {
-            return Err(ApiError::code(ErrorCode::InsufficientBalance));
-        }
+        // Counted before the browser is leased, so one user cannot take every browser.
+        let slot = self.shared.admission.open_session(&user.id, user.balance_micros)?;
         let lease = self.shared.pool.lease(DomainPolicy::new(params.limits.avoid_domains.clone())).await.map_err(
             |e| match e {
                 BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
@@ -229,6 +243,7 @@ impl SessionManager {
             end_replies: Vec::new(),
             snapshot: Default::default(),
             next_snapshot: now + Duration::from_secs(1),
+            _slot: slot,
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
@@ -246,7 +261,11 @@ impl SessionManager {
                     limits: params.limits.clone(),
                     terminate_on_completion: params.terminate_on_completion,
                 };
-                match self.start_task(&session_id, &handle, task, context).await {
+                let started = match self.shared.admission.hold(&user.id, user.balance_micros) {
+                    Ok(hold) => self.start_task(&session_id, &handle, task, context, hold).await,
+                    Err(e) => Err(e),
+                };
+                match started {
                     Ok(t) => Some(t),
                     Err(e) => {
                         // Leave no session behind when its first task cannot start.
@@ -281,8 +300,10 @@ impl SessionManager {
         handle: &SessionHandle,
         task: NewTask,
         context: Vec<(String, String)>,
+        hold: Hold,
     ) -> Result<StartedTask, ApiError> {
-        let live = self.ask(handle, |reply| Command::NewTask { task, context, reply }).await?;
+        let start = TaskStart { task, context, hold };
+        let live = self.ask(handle, |reply| Command::NewTask { start, reply }).await?;
         Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
     }
 
@@ -299,10 +320,8 @@ impl SessionManager {
         match Message::parse(message, &handle.defaults)? {
             Message::NewTask(task) => {
                 let balance = self.balance(&user.id).await?;
-                if balance <= 0 {
-                    return Err(ApiError::code(ErrorCode::InsufficientBalance));
-                }
-                self.start_task(&id, &handle, task, Vec::new()).await.map(SendOutcome::Task)
+                let hold = self.shared.admission.hold(&user.id, balance)?;
+                self.start_task(&id, &handle, task, Vec::new(), hold).await.map(SendOutcome::Task)
             }
             Message::State(command) => {
                 self.ask(&handle, |reply| Command::State { command, reply }).await.map(SendOutcome::Ack)
@@ -407,6 +426,11 @@ impl SessionManager {
     }
 
     /// Ends every session (their tasks are recorded as stopped) and waits for the actors to finish.
+    /// Tells every session to end now (running tasks are recorded as interrupted); `shutdown` waits.
+    pub fn begin_shutdown(&self) {
+        self.shared.shutdown.cancel();
+    }
+
     pub async fn shutdown(&self) {
         self.shared.shutdown.cancel();
         self.shared.tracker.close();

@@ -1,7 +1,8 @@
 //! Running one task: spawning the agent with its context and deadline, and recording the outcome
 //! (stored with its charge, published as `task_completed` or `error`) when it ends.
 
-use crate::live::{result_data, LiveTask};
+use crate::admission::Hold;
+use crate::live::{result_data, LiveTask, TaskView};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -10,12 +11,21 @@ use webpilot_agent::{Agent, AgentContext, AgentError, AgentTask, EventSink, Task
 use webpilot_browser::SessionPage;
 use webpilot_core::events::{SessionEvent, TaskEvent};
 use webpilot_core::params::NewTask;
-use webpilot_core::usage::{micros_to_usd, Prices};
+use webpilot_core::usage::{micros_to_usd, Prices, Usage};
 use webpilot_core::{ErrorCode, SessionId, TaskId};
 use webpilot_store::{Store, TaskOutcome};
 
+/// What a new task brings: its parameters, earlier conversation (chat completions) and its hold.
+pub(crate) struct TaskStart {
+    pub task: NewTask,
+    pub context: Vec<(String, String)>,
+    pub hold: Hold,
+}
+
 pub(crate) struct RunningTask {
     pub live: Arc<LiveTask>,
+    /// Released when the task is dropped, after its outcome and real cost are recorded.
+    _hold: Hold,
     pub join: JoinHandle<Result<String, AgentError>>,
     pub terminate_on_completion: bool,
 }
@@ -26,9 +36,9 @@ pub(crate) fn spawn(
     bus: broadcast::Sender<SessionEvent>,
     session_id: SessionId,
     task_id: TaskId,
-    task: NewTask,
-    context: Vec<(String, String)>,
+    start: TaskStart,
 ) -> RunningTask {
+    let TaskStart { task, context, hold } = start;
     let sink = EventSink::new(task_id.clone(), bus);
     let control = TaskControl::new(sink.clone());
     let meter = UsageMeter::new(task.limits.max_input_tokens, task.limits.max_output_tokens);
@@ -54,7 +64,7 @@ pub(crate) fn spawn(
             )),
         }
     });
-    RunningTask { live, join, terminate_on_completion: task.terminate_on_completion }
+    RunningTask { live, join, terminate_on_completion: task.terminate_on_completion, _hold: hold }
 }
 
 /// Stops a running task at once and waits (at most 5 s) for its result.
@@ -75,13 +85,40 @@ pub(crate) fn joined(r: Result<Result<String, AgentError>, tokio::task::JoinErro
 }
 
 /// Stores the outcome and its charge, publishes the final event, and marks the task done.
+/// An outcome the store did not take yet (it failed even after its own retries).
+pub(crate) struct PendingOutcome {
+    outcome: TaskOutcome,
+    usage: Usage,
+    cost: i64,
+}
+
+impl PendingOutcome {
+    /// Writes the outcome, retrying every second until it is stored or `stop` is cancelled (then the
+    /// next start fails the task as interrupted, as after a crash).
+    pub async fn store_eventually(self, store: &Store, id: &TaskId, stop: &tokio_util::sync::CancellationToken) {
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+            match store.finish_task(id, &self.outcome, self.usage, self.cost).await {
+                Ok(_) => return tracing::info!(task = %id, "a task outcome was stored on a later attempt"),
+                Err(e) => tracing::warn!(task = %id, error = %e, "storing a task outcome failed again"),
+            }
+        }
+    }
+}
+
+/// Records a task's outcome: stored with its charge, published, and the task marked done. When the
+/// store fails, the final view is kept on the live task (so no poll says `active` for it) and the
+/// outcome is handed back to be stored later.
 pub(crate) async fn finish(
     store: &Store,
     prices: &Prices,
     bus: &broadcast::Sender<SessionEvent>,
     live: &LiveTask,
     result: Result<String, AgentError>,
-) {
+) -> Option<PendingOutcome> {
     let usage = live.meter.snapshot();
     let cost = usage.cost_micros(prices);
     let (outcome, event) = match result {
@@ -94,14 +131,34 @@ pub(crate) async fn finish(
             TaskEvent::Error { error: e.message, code: e.code },
         ),
     };
-    match store.finish_task(&live.id, &outcome, usage, cost).await {
+    let pending = match store.finish_task(&live.id, &outcome, usage, cost).await {
         Ok(balance) => {
-            tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished")
+            tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished");
+            None
         }
-        Err(e) => tracing::error!(task = %live.id, error = %e, "storing a task outcome failed"),
-    }
+        Err(e) => {
+            tracing::error!(task = %live.id, error = %e, "storing a task outcome failed; kept in memory, retrying");
+            live.keep_final_view(final_view(&outcome, usage, cost));
+            Some(PendingOutcome { outcome, usage, cost })
+        }
+    };
     let _ = bus.send(SessionEvent::Task { task_id: live.id.to_string(), event });
     live.mark_done();
+    pending
+}
+
+fn final_view(outcome: &TaskOutcome, usage: Usage, cost_micros: i64) -> TaskView {
+    match outcome {
+        TaskOutcome::Complete { message } => TaskView::Complete {
+            data: result_data(message.clone(), usage),
+            usage,
+            cost_micros,
+            completed_at: chrono::Utc::now(),
+        },
+        TaskOutcome::Failed { error, code } => {
+            TaskView::Failed { error: error.clone(), code: Some(*code), usage, cost_micros }
+        }
+    }
 }
 
 fn outcome_name(o: &TaskOutcome) -> &'static str {

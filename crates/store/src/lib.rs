@@ -3,6 +3,7 @@
 //! (migrations/postgres) runs the same schema when a later issue turns that backend on.
 
 mod keys;
+mod retry;
 mod sessions;
 mod tasks;
 mod users;

@@ -143,8 +143,19 @@ impl Store {
     }
 
     /// Records a task's outcome and charges `cost_micros` to its user, in one transaction.
-    /// Returns the user's balance afterwards. A task already final is left as it was.
+    /// Returns the user's balance afterwards. A task already final is left as it was. Concurrent
+    /// writers never make it fail: see [`crate::retry`].
     pub async fn finish_task(&self, id: &TaskId, outcome: &TaskOutcome, usage: Usage, cost_micros: i64) -> Result<i64> {
+        crate::retry::on_busy("finish a task", || self.finish_task_once(id, outcome, usage, cost_micros)).await
+    }
+
+    async fn finish_task_once(
+        &self,
+        id: &TaskId,
+        outcome: &TaskOutcome,
+        usage: Usage,
+        cost_micros: i64,
+    ) -> Result<i64> {
         let (status, message, error, code) = match outcome {
             TaskOutcome::Complete { message } => (TaskStatus::Complete, Some(message.as_str()), None, None),
             TaskOutcome::Failed { error, code } => {
@@ -152,15 +163,12 @@ impl Store {
             }
         };
         let mut tx = self.pool.begin().await?;
-        let user: Option<String> =
-            sqlx::query_scalar("SELECT user_id FROM tasks WHERE id = $1 AND status IN ('running', 'guardrail')")
-                .bind(id.as_str())
-                .fetch_optional(&mut *tx)
-                .await?;
-        let done = sqlx::query(
+        // Write first: the first statement takes the write lock (waiting out other writers), so no read
+        // ever has to be upgraded to a write, which SQLite refuses at once under contention.
+        let user: Option<String> = sqlx::query_scalar(
             "UPDATE tasks SET status = $1, result_message = $2, error = $3, code = $4, guardrail = NULL,
                 input_tokens = $5, output_tokens = $6, compute_ms = $7, cost_micros = $8, completed_at = $9
-             WHERE id = $10 AND status IN ('running', 'guardrail')",
+             WHERE id = $10 AND status IN ('running', 'guardrail') RETURNING user_id",
         )
         .bind(status.as_str())
         .bind(message)
@@ -172,22 +180,20 @@ impl Store {
         .bind(cost_micros)
         .bind(now_ms())
         .bind(id.as_str())
-        .execute(&mut *tx)
+        .fetch_optional(&mut *tx)
         .await?;
-        let Some(user) = user.filter(|_| done.rows_affected() == 1) else {
+        let Some(user) = user else {
             return Err(StoreError::NotFound("running task"));
         };
         let user = UserId::from_string(user);
-        sqlx::query("UPDATE users SET balance_micros = balance_micros - $1 WHERE id = $2")
-            .bind(cost_micros)
-            .bind(user.as_str())
-            .execute(&mut *tx)
-            .await?;
+        let balance: i64 = sqlx::query_scalar(
+            "UPDATE users SET balance_micros = balance_micros - $1 WHERE id = $2 RETURNING balance_micros",
+        )
+        .bind(cost_micros)
+        .bind(user.as_str())
+        .fetch_one(&mut *tx)
+        .await?;
         insert_ledger(&mut tx, &user, Some(id.as_str()), -cost_micros, "task").await?;
-        let balance: i64 = sqlx::query_scalar("SELECT balance_micros FROM users WHERE id = $1")
-            .bind(user.as_str())
-            .fetch_one(&mut *tx)
-            .await?;
         tx.commit().await?;
         Ok(balance)
     }

@@ -95,20 +95,23 @@ impl Store {
 
     /// Adds `delta_micros` (negative to take away) and returns the new balance.
     pub async fn add_balance(&self, id: &UserId, delta_micros: i64) -> Result<i64> {
+        crate::retry::on_busy("add to a balance", || self.add_balance_once(id, delta_micros)).await
+    }
+
+    async fn add_balance_once(&self, id: &UserId, delta_micros: i64) -> Result<i64> {
         let mut tx = self.pool.begin().await?;
-        let done = sqlx::query("UPDATE users SET balance_micros = balance_micros + $1 WHERE id = $2")
-            .bind(delta_micros)
-            .bind(id.as_str())
-            .execute(&mut *tx)
-            .await?;
-        if done.rows_affected() == 0 {
+        // Write first (see finish_task).
+        let balance: Option<i64> = sqlx::query_scalar(
+            "UPDATE users SET balance_micros = balance_micros + $1 WHERE id = $2 RETURNING balance_micros",
+        )
+        .bind(delta_micros)
+        .bind(id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some(balance) = balance else {
             return Err(StoreError::NotFound("user"));
-        }
+        };
         insert_ledger(&mut tx, id, None, delta_micros, "credit").await?;
-        let balance: i64 = sqlx::query_scalar("SELECT balance_micros FROM users WHERE id = $1")
-            .bind(id.as_str())
-            .fetch_one(&mut *tx)
-            .await?;
         tx.commit().await?;
         Ok(balance)
     }

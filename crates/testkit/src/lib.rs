@@ -4,8 +4,10 @@
 //! Start it with [`FixtureSite::start`], point the browser at [`FixtureSite::url`] and inspect
 //! what the browser fetched with [`FixtureSite::requests`] / [`FixtureSite::was_requested`].
 
+pub mod decoy;
 pub mod model;
 pub mod site;
 
+pub use decoy::Decoy;
 pub use model::{Reply, ScriptedModel};
 pub use site::{FixtureSite, RequestRecord};

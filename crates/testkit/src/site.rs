@@ -3,6 +3,7 @@
 mod dynamic;
 mod html;
 mod pages;
+mod probes;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -142,6 +143,13 @@ fn router(state: SiteState) -> Router {
         .route("/popup", get(dynamic::popup))
         .route("/slow", get(dynamic::slow))
         .route("/echo-headers", get(dynamic::echo_headers))
+        .route("/probe", get(probes::probe))
+        .route("/probe/worker.js", get(probes::worker))
+        .route("/probe/sw.js", get(probes::service_worker))
+        .route("/redirect", get(probes::redirect))
+        .route("/download", get(probes::download))
+        .route("/popups", get(probes::popups))
+        .route("/dialogs", get(probes::dialogs))
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
         .layer(middleware::from_fn_with_state(state.clone(), record))

@@ -47,8 +47,11 @@ async fn main() {
     let site = FixtureSite::start().await;
     let model = ScriptedModel::start(Vec::new()).await;
     let data = tempfile::tempdir().expect("tempdir");
+    let allow_site = format!("127.0.0.1:{}", site.port());
     let flags = Flags::parse_from([
         "bench",
+        "--egress-allow",
+        &allow_site,
         "--listen",
         "127.0.0.1:0",
         "--rate-limit",

@@ -3,6 +3,7 @@
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use webpilot_core::egress::AllowEntry;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeConfig {
@@ -15,12 +16,34 @@ pub struct ServeConfig {
     /// Chromium executable.
     #[arg(long, env = "WEBPILOT_CHROMIUM", default_value = "/usr/bin/chromium")]
     pub chromium: PathBuf,
+    /// Destinations the browser may reach although they are loopback, private or otherwise non-public:
+    /// comma-separated hostnames, IPs or CIDRs, each optionally with `:port` (`wiki.corp`,
+    /// `10.0.0.0/8`, `127.0.0.1:3000`, `[fd00::/8]:443`). Everything non-public is refused otherwise.
+    #[arg(long, env = "WEBPILOT_EGRESS_ALLOW", value_delimiter = ',', value_parser = AllowEntry::parse)]
+    pub egress_allow: Vec<AllowEntry>,
+    /// The unprivileged user Chromium runs as when the service runs as root (its sandbox stays on).
+    #[arg(long, env = "WEBPILOT_BROWSER_USER", default_value = "webpilot-browser")]
+    pub browser_user: String,
+    /// Run Chromium without its sandbox (as root, if the service is root). Not recommended.
+    #[arg(long, env = "WEBPILOT_BROWSER_NO_SANDBOX", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub browser_no_sandbox: bool,
+    /// Most tabs a session may have open (pages the site opens beyond it are closed at once).
+    #[arg(long, env = "WEBPILOT_MAX_TABS_PER_SESSION", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=50))]
+    pub max_tabs_per_session: u64,
     /// Chromium processes to spread sessions over.
     #[arg(long, env = "WEBPILOT_BROWSER_PROCESSES", default_value_t = 1)]
     pub browser_processes: usize,
     /// Most sessions open at once; more get 503 NO_INSTANCES_AVAILABLE.
     #[arg(long, env = "WEBPILOT_MAX_SESSIONS", default_value_t = 4)]
     pub max_sessions: usize,
+    /// Most sessions one user may have open at once (below --max-sessions, so no user takes every
+    /// browser); more get 429 SESSION_LIMIT_REACHED.
+    #[arg(long, env = "WEBPILOT_MAX_SESSIONS_PER_USER", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_sessions_per_user: u64,
+    /// USD set aside from a user's balance while each of their tasks runs (released when its real cost is
+    /// charged); new work is refused when the balance less these holds is at or below zero.
+    #[arg(long, env = "WEBPILOT_TASK_HOLD_USD", default_value_t = 0.05)]
+    pub task_hold_usd: f64,
     /// Requests per user per sliding minute on the limited endpoints.
     #[arg(long, env = "WEBPILOT_RATE_LIMIT", default_value_t = 10)]
     pub rate_limit: u32,

@@ -30,6 +30,8 @@ pub enum StartError {
     Llm(String),
     #[error("cannot listen on {addr}: {source}")]
     Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("browser: {0}")]
+    Browser(#[from] webpilot_browser::SandboxError),
 }
 
 /// A running service.
@@ -79,12 +81,16 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let listener =
         TcpListener::bind(serve.listen).await.map_err(|source| StartError::Listen { addr: serve.listen, source })?;
     let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: serve.listen, source })?;
+    let browser = webpilot_browser::identity(&serve.browser_user, serve.browser_no_sandbox)?;
     let pool = BrowserPool::new(BrowserSettings {
         executable: serve.chromium.clone(),
         processes: serve.browser_processes.max(1),
         max_sessions: serve.max_sessions,
         navigation_timeout: Duration::from_millis(serve.navigation_timeout_ms),
-        no_sandbox: running_as_root(),
+        no_sandbox: browser.no_sandbox,
+        run_as: browser.run_as,
+        egress_allow: serve.egress_allow.clone().into(),
+        max_tabs: serve.max_tabs_per_session as usize,
         ..BrowserSettings::default()
     });
     let agent = build_agent(serve)?;
@@ -97,6 +103,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             task_wait: Duration::from_millis(serve.task_wait_ms),
             idle_timeout: Duration::from_millis(serve.idle_timeout_ms),
             reconnect_window: Duration::from_millis(serve.instance_reconnect_window_ms),
+            max_sessions_per_user: serve.max_sessions_per_user as usize,
+            task_hold_micros: webpilot_core::usage::usd_to_micros(serve.task_hold_usd.max(0.0)),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -125,6 +133,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     };
     let router = webpilot_api::router(state);
     let stop_server = stop.clone();
+    let sessions_ending = manager.clone();
     let server = tokio::spawn(async move {
         let pruner = tokio::spawn(async move {
             loop {
@@ -132,7 +141,14 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
                 rate.prune();
             }
         });
-        let result = axum::serve(listener, router).with_graceful_shutdown(stop_server.cancelled_owned()).await;
+        // At the stop signal the sessions start ending at once (their running tasks recorded as
+        // interrupted), so requests waiting inline for a task answer now instead of draining for up
+        // to the 50 s inline wait before any session is ended.
+        let stopping = async move {
+            stop_server.cancelled().await;
+            sessions_ending.begin_shutdown();
+        };
+        let result = axum::serve(listener, router).with_graceful_shutdown(stopping).await;
         pruner.abort();
         if let Err(e) = result {
             tracing::error!(error = %e, "the HTTP server failed");
@@ -185,12 +201,4 @@ fn mcp_hosts(configured: &[String], public_url: &str) -> Vec<String> {
         }
     }
     hosts
-}
-
-fn running_as_root() -> bool {
-    // Chromium refuses to run as root with its sandbox on; /proc/self/status tells the effective uid.
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
-        .unwrap_or(true)
 }

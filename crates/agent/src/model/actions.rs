@@ -52,7 +52,10 @@ impl Action {
     pub fn from_call(call: &ToolCall) -> Result<Action, String> {
         let a = &call.arguments;
         let s = |k: &str| a.get(k).and_then(Value::as_str).map(str::to_owned);
-        let n = |k: &str| a.get(k).and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()));
+        // NaN ("NaN" parses) would pass every clamp and panic a Duration; it counts as absent.
+        let n = |k: &str| {
+            a.get(k).and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())).filter(|v: &f64| !v.is_nan())
+        };
         let need_s = |k: &str| s(k).ok_or_else(|| format!("{} needs a string argument {k:?}", call.name));
         let need_i = |k: &str| {
             n(k).filter(|v| *v >= 0.0)

@@ -101,9 +101,9 @@ fn starts_quote(chars: &[char], i: usize) -> bool {
 fn next_word_is(chars: &[char], from: usize, word: &str) -> bool {
     let rest: String = chars[from..].iter().collect();
     let rest = rest.trim_start();
-    rest.len() >= word.len()
-        && rest[..word.len()].eq_ignore_ascii_case(word)
-        && rest[word.len()..].chars().next().is_none_or(|c| c.is_whitespace() || c == ',')
+    // `get` rather than slicing: `word.len()` bytes in may fall inside a multi-byte character.
+    rest.get(..word.len()).is_some_and(|head| head.eq_ignore_ascii_case(word))
+        && rest.get(word.len()..).is_some_and(|tail| tail.chars().next().is_none_or(|c| c.is_whitespace() || c == ','))
 }
 
 fn clean(part: &str) -> String {
@@ -160,8 +160,9 @@ fn parse_url(raw: &str) -> Option<String> {
     let raw = unquote(raw);
     let candidate = if raw.contains("://") { raw } else { format!("http://{raw}") };
     let u = url::Url::parse(&candidate).ok()?;
-    (matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| h.contains('.') || h == "localhost"))
-        .then(|| u.to_string())
+    (matches!(u.scheme(), "http" | "https")
+        && u.host_str().is_some_and(|h| h.contains('.') || h == "localhost" || h.starts_with('[')))
+    .then(|| u.to_string())
 }
 
 /// Splits "A into B" style phrases at the last unquoted keyword.
@@ -355,5 +356,21 @@ mod tests {
         assert!(err.to_string().contains("does not understand step 2"));
         assert!(parse("   ").is_err());
         assert!(parse("press F13").is_err());
+    }
+
+    #[test]
+    fn non_ascii_words_are_read_not_sliced() {
+        assert_eq!(parse("click Café").unwrap(), vec![Step::Click("Café".into())]);
+        assert_eq!(parse("open 日本語.jp").unwrap(), vec![Step::Navigate("http://xn--wgv71a119e.jp/".into())]);
+        assert!(parse("open ä then ö, then ü").is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_planner_never_panics(text in "\\PC{0,80}", words in proptest::collection::vec("(then|open|click|type|into|\"|'|,|\\.|é|日本|ß|İ|\\s|[a-z]{1,4})", 0..20)) {
+            let _ = parse(&text);
+            let _ = parse(&words.concat());
+            let _ = parse(&words.join(" "));
+        }
     }
 }

@@ -24,7 +24,8 @@ pub async fn start_session(
         let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::StartSession)?;
         let prompt = params.task_details.clone().unwrap_or_default();
         let started = state.manager.start_session(&user, params).await?;
-        Ok(Json(views::session_started(&state.config, &started, &prompt)))
+        let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
+        Ok(Json(views::session_started(&state.config, &started, &prompt, &socket_url)))
     })
     .await
 }

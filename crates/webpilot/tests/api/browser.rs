@@ -163,3 +163,153 @@ async fn no_chromium_outlives_the_service() {
         assert!(status.is_empty() || status.contains("State:\tZ"), "chromium {pid} still running: {status}");
     }
 }
+
+#[tokio::test]
+async fn chromium_gets_its_flags_as_written() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    app.start_session(&key, json!({})).await;
+    let pid = app.app().manager.pool().pids().await[0];
+    let args = crate::helpers::cmdline(pid);
+    assert!(!args.contains("----"), "a flag got a second `--`: {args}");
+    assert!(args.split(' ').any(|a| a == "--disable-quic"), "{args}");
+    let features = args.split(' ').find(|a| a.starts_with("--disable-features=")).unwrap_or_default();
+    assert!(
+        features.contains("SpareRendererForSitePerProcess") && features.contains("TranslateUI"),
+        "ours and chromiumoxide's disable-features are one flag: {args}"
+    );
+    app.stop().await;
+}
+
+/// Real uid of a process, from /proc.
+fn real_uid(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find(|l| l.starts_with("Uid:"))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[tokio::test]
+async fn chromium_runs_sandboxed_and_never_as_root() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({})).await;
+    app.run_in(&key, &sid, &format!("open {}; report the title", app.site.url("/"))).await;
+    let service_uid = real_uid(std::process::id()).expect("own uid");
+    let root = app.app().manager.pool().pids().await[0];
+    let tree = crate::helpers::process_tree(root);
+    assert!(tree.len() > 2, "a browser, its helpers and a renderer: {tree:?}");
+    for pid in &tree {
+        let args = crate::helpers::cmdline(*pid);
+        if args.is_empty() {
+            continue; // exited meanwhile
+        }
+        let uid = real_uid(*pid).unwrap_or(0);
+        assert_ne!(uid, 0, "chromium process {pid} runs as root: {args}");
+        if service_uid == 0 {
+            assert_ne!(uid, service_uid, "as root, the service starts Chromium as another user");
+        }
+        assert!(!args.split(' ').any(|a| a == "--no-sandbox"), "process {pid} has no sandbox: {args}");
+    }
+    // The renderers really are sandboxed: a seccomp filter is on.
+    let renderers: Vec<u32> =
+        tree.into_iter().filter(|p| crate::helpers::cmdline(*p).contains("--type=renderer")).collect();
+    assert!(!renderers.is_empty());
+    for pid in renderers {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        assert!(status.contains("Seccomp:\t2"), "renderer {pid} has no seccomp filter: {status}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_root_service_without_its_browser_user_refuses_to_start() {
+    // What a root service does is the point: the suite runs as root here and in CI.
+    assert_eq!(real_uid(std::process::id()), Some(0), "run the suite as root to check this");
+    let error = TestApp::start_error(&["--browser-user", "no-such-user-webpilot"]).await;
+    assert!(error.contains("useradd") && error.contains("--browser-no-sandbox"), "{error}");
+    let error = TestApp::start_error(&["--browser-user", "root"]).await;
+    assert!(error.contains("unprivileged"), "{error}");
+}
+
+/// Files named `name` under `dir`, at any depth.
+fn find_files(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(find_files(&path, name));
+        } else if path.file_name().is_some_and(|f| f.to_string_lossy().starts_with(name)) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// (Checked against its opposite once: with the context's download behaviour set to `allow` into a
+/// directory, the file appeared there and this test failed.)
+#[tokio::test]
+async fn downloads_are_refused() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({})).await;
+    let link = app.site.url("/download");
+    app.run_in(&key, &sid, &format!("open {link}; wait 2 seconds; report the url")).await;
+    assert!(app.site.was_requested(None, "/download"), "the browser asked for the file");
+    let pid = app.app().manager.pool().pids().await[0];
+    let args = crate::helpers::cmdline(pid);
+    let profile = args.split(' ').find_map(|a| a.strip_prefix("--user-data-dir=")).expect("profile dir").to_owned();
+    let mut places = vec![std::path::PathBuf::from(profile), std::env::current_dir().expect("cwd")];
+    places.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
+    for place in places {
+        let found = find_files(&place, "webpilot-download-probe");
+        assert!(found.is_empty(), "a download was written: {found:?}");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn any_single_character_can_be_pressed() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({ "startingUrl": app.site.url("/counter") })).await;
+    // The typing box spans page x 400..700, y 100..140.
+    interact(&app, &key, &sid, json!({ "type": "CLICK", "x": 550, "y": 275 })).await;
+    for k in ["é", "ß", "日", "a", "Z"] {
+        interact(&app, &key, &sid, json!({ "type": "KEY_PRESS", "key": k })).await;
+    }
+    assert_eq!(read(&app, &key, &sid, "#typed").await, "éß日aZ");
+    assert_eq!(read(&app, &key, &sid, "#keys").await, "Z", "pages see key events for them");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_long_human_like_text_is_typed_in_full_within_its_time_bound() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({ "startingUrl": app.site.url("/counter") })).await;
+    interact(&app, &key, &sid, json!({ "type": "CLICK", "x": 550, "y": 275 })).await;
+    // At 40-140 ms a character, 1500 characters would take minutes (past the test runner's limit); the
+    // total is bounded, so the rest is inserted at once when the time is up.
+    let text: String = "abcdé ".repeat(250);
+    interact(&app, &key, &sid, json!({ "type": "TYPE", "text": text, "humanLike": true })).await;
+    assert_eq!(read(&app, &key, &sid, "#typed").await.trim_end(), text.trim_end());
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn interactions_in_flight_per_session_are_capped() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({ "startingUrl": app.site.url("/counter") })).await;
+    // Each takes about a second (human-like typing); they are answered one at a time.
+    let slow =
+        json!({ "actionType": "interaction", "action": { "type": "TYPE", "text": "abcdefghij", "humanLike": true } });
+    let replies = futures::future::join_all((0..14).map(|_| app.send(&key, &sid, slow.clone()))).await;
+    let refused: Vec<_> = replies.iter().filter(|r| r.status != 200).collect();
+    assert!(!refused.is_empty(), "fourteen at once go past the cap");
+    for r in &refused {
+        r.assert_error(429, "RATE_LIMIT_EXCEEDED");
+        assert!(r.body["message"].as_str().unwrap_or_default().contains("in flight"), "{}", r.body);
+    }
+    assert!(replies.iter().filter(|r| r.status == 200).count() >= 8, "the cap's worth are done");
+    app.stop().await;
+}

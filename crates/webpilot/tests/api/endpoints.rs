@@ -39,7 +39,10 @@ async fn start_session_returns_every_spec_field() {
     let b = &r.body;
     assert_eq!(b["success"], true);
     assert!(b["sessionId"].as_str().is_some_and(|s| s.starts_with("ses_")));
-    assert_eq!(b["socketURL"], app.base);
+    // The base URL with the session's socket capability (see socket_security.rs).
+    let socket_url = b["socketURL"].as_str().expect("socketURL");
+    let token = socket_url.strip_prefix(&format!("{}/?token=", app.base)).expect("base URL with a token");
+    assert!(token.len() == 32 && token.chars().all(|c| c.is_ascii_hexdigit()), "{socket_url}");
     assert!(b["streaming"]["webRTCURL"].as_str().unwrap().starts_with(&app.base));
     assert!(b["streaming"]["webViewURL"].as_str().unwrap().starts_with(&app.base));
     assert_eq!(b["streaming"]["dimensions"], json!({ "width": 1024, "height": 600 }));

@@ -76,17 +76,20 @@ impl TestApp {
         Self::spawn_with(|s| s).await
     }
 
-    /// Starts with defaults fit for tests (short inline wait, generous rate limit), changed by `f`.
+    /// Starts with defaults fit for tests (short inline wait, generous rate limit, the browser allowed to
+    /// reach the fixture site and nothing else on loopback), changed by `f`.
     pub async fn spawn_with(f: impl FnOnce(Settings) -> Settings) -> TestApp {
+        let site = FixtureSite::start().await;
         let defaults = Settings { args: Vec::new() }
+            .arg("egress-allow", format!("127.0.0.1:{}", site.port()))
             .arg("listen", "127.0.0.1:0")
             .arg("task-wait-ms", 20_000)
             .arg("rate-limit", 1000)
             .arg("max-sessions", 3)
+            .arg("max-sessions-per-user", 10)
             .arg("navigation-timeout-ms", 10_000);
         let settings = f(defaults);
         let data = tempfile::tempdir().expect("tempdir");
-        let site = FixtureSite::start().await;
         let mut app = TestApp {
             app: None,
             base: String::new(),
@@ -97,6 +100,21 @@ impl TestApp {
         };
         app.boot().await;
         app
+    }
+
+    /// Starts the service with `args` on a fresh data dir and returns why it would not start.
+    pub async fn start_error(args: &[&str]) -> String {
+        let mut argv = vec!["webpilot", "--listen", "127.0.0.1:0"];
+        argv.extend_from_slice(args);
+        let flags = Flags::try_parse_from(argv).expect("test flags");
+        let data = tempfile::tempdir().expect("tempdir");
+        match webpilot::start(&flags.serve, &store_config(data.path())).await {
+            Ok(app) => {
+                app.shutdown().await;
+                panic!("the service started with {args:?}");
+            }
+            Err(e) => e.to_string(),
+        }
     }
 
     async fn boot(&mut self) {
@@ -169,6 +187,14 @@ impl TestApp {
         r.body["sessionId"].as_str().expect("sessionId").to_owned()
     }
 
+    /// Starts a session and returns its id and its `socketURL` (which carries the socket capability).
+    pub async fn open_session(&self, key: &str, body: Value) -> (String, String) {
+        let r = self.post("/start/start-session", key, body).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+        (sid, r.body["socketURL"].as_str().expect("socketURL").to_owned())
+    }
+
     pub async fn send(&self, key: &str, session: &str, message: Value) -> Reply {
         self.post("/start/send-message", key, json!({ "sessionId": session, "message": message })).await
     }
@@ -239,4 +265,42 @@ impl TestApp {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Processes whose parent is `parent` (read from /proc).
+pub fn child_pids(parent: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // Fields after the command name (which is in parentheses): state, ppid, ...
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// `root` and every process below it.
+pub fn process_tree(root: u32) -> Vec<u32> {
+    let mut out = vec![root];
+    let mut i = 0;
+    while i < out.len() {
+        out.extend(child_pids(out[i]));
+        i += 1;
+    }
+    out
+}
+
+/// A process's command line, arguments joined by spaces.
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .unwrap_or_default()
+        .split(|b| *b == 0)
+        .map(String::from_utf8_lossy)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

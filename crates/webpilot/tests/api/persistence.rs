@@ -1,7 +1,7 @@
 //! Nothing is lost: a restart keeps users, keys, balances and finished tasks, and a task cut off by a
 //! crash is failed with TASK_INTERRUPTED when the service comes back. Also the admin commands.
 
-use crate::helpers::TestApp;
+use crate::helpers::{child_pids, TestApp};
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -60,23 +60,6 @@ fn admin(data: &std::path::Path, args: &[&str]) -> String {
         .expect("run webpilot");
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// Processes whose parent is `parent` (read from /proc).
-fn child_pids(parent: u32) -> Vec<u32> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // Fields after the command name (which is in parentheses): state, ppid, ...
-        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if ppid == Some(parent) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// The real binary, run as a child process.

@@ -17,8 +17,8 @@ async fn quick_app() -> TestApp {
 async fn a_socket_receives_the_events_of_a_full_task() {
     let app = quick_app().await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
-    let (mut client, _) = SocketClient::connect(&app.base, &sid).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
+    let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     let r = app.new_task(&key, &sid, &format!("open {}; report the title", app.site.url("/"))).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let task_id = r.body["taskId"].as_str().expect("taskId").to_owned();
@@ -38,8 +38,8 @@ async fn a_socket_receives_the_events_of_a_full_task() {
 async fn tasks_and_state_commands_sent_over_the_socket_take_effect() {
     let app = quick_app().await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
-    let (mut client, _) = SocketClient::connect(&app.base, &sid).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
+    let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     let pricing = app.site.url("/pricing");
     let details = format!("wait 1 seconds; open {pricing}; report the title");
     let ack = client.emit(json!({ "actionType": "newTask", "newState": "start", "taskDetails": details })).await;
@@ -74,8 +74,8 @@ async fn tasks_and_state_commands_sent_over_the_socket_take_effect() {
 async fn terminate_sends_end_session_terminated_and_closes_the_socket() {
     let app = quick_app().await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
-    let (mut client, _) = SocketClient::connect(&app.base, &sid).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
+    let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     let ended = client.emit(json!({ "actionType": "state", "newState": "terminate" })).await;
     assert_eq!(ended["success"], true, "{ended}");
     client.rewind(); // end_session and the ack may come in either order
@@ -91,8 +91,8 @@ async fn terminate_sends_end_session_terminated_and_closes_the_socket() {
 async fn max_duration_sends_end_session_expired() {
     let app = quick_app().await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({ "maxDuration": 2500 })).await;
-    let (mut client, _) = SocketClient::connect(&app.base, &sid).await;
+    let (sid, socket_url) = app.open_session(&key, json!({ "maxDuration": 2500 })).await;
+    let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     let end = client.expect_event("end_session", WAIT).await;
     assert_eq!(end["data"]["reason"], "expired");
     client.expect_event("disconnect", WAIT).await;
@@ -112,9 +112,9 @@ async fn a_connection_for_an_unknown_or_missing_session_is_refused() {
     }
     // An ended session is refused too.
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
     assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
-    let mut client = SocketClient::start(&app.base, &sid);
+    let mut client = SocketClient::start(&socket_url, &sid);
     client.expect_event("connect_error", WAIT).await;
     app.stop().await;
 }
@@ -123,14 +123,16 @@ async fn a_connection_for_an_unknown_or_missing_session_is_refused() {
 async fn active_sockets_lists_the_connected_sockets() {
     let app = quick_app().await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
     // A client that speaks WebSocket from the start (no long-polling first).
-    let (mut client, socket_id) = SocketClient::connect_over(&app.base, &sid, "websocket").await;
+    let (mut client, socket_id) = SocketClient::connect_over(&socket_url, &sid, "websocket").await;
     let r = app.get("/start/active-sockets").await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body["success"], true);
     assert_eq!(r.body["count"], 1, "{}", r.body);
-    assert_eq!(r.body["sockets"], json!([socket_id]));
+    // Listed by an id of its own, not the client's Socket.IO id (see socket_security.rs).
+    let listed = r.body["sockets"][0].as_str().expect("one id").to_owned();
+    assert!(listed.starts_with("sock_") && listed != socket_id, "{}", r.body);
     assert!(r.body["timestamp"].is_string());
     client.disconnect().await;
     client.expect_event("disconnect", WAIT).await;
@@ -156,8 +158,8 @@ fn kill(pid: u32) {
 async fn a_killed_browser_is_replaced_and_the_session_goes_on_with_its_cookies() {
     let app = quick_app().await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
-    let (mut client, _) = SocketClient::connect(&app.base, &sid).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
+    let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     let set = app.site.url("/set-cookie?value=kept");
     let first = app.run_in(&key, &sid, &format!("open {set}; report the title")).await;
     assert_eq!(first["type"], "task_completed", "{first}");
@@ -200,8 +202,8 @@ async fn without_a_replacement_browser_the_session_ends_as_instance_lost() {
     })
     .await;
     let key = app.key().await;
-    let sid = app.start_session(&key, json!({})).await;
-    let (mut client, _) = SocketClient::connect(&app.base, &sid).await;
+    let (sid, socket_url) = app.open_session(&key, json!({})).await;
+    let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     write_script(&wrapper, "exit 1");
     let pids = app.app().manager.pool().pids().await;
     kill(pids[0]);

@@ -186,3 +186,25 @@ async fn a_guardrail_answers_the_inline_wait_early() {
     assert_eq!(done["type"], "task_completed");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_stopped_task_leaves_its_session_open_whatever_terminate_on_completion_says() {
+    let app = TestApp::spawn_with(|s| s.arg("task-wait-ms", 100)).await;
+    let key = app.key().await;
+    let long = "wait 5 seconds; report the title";
+    let run = app.post("/start/run-task", &key, json!({ "taskDetails": long })).await;
+    let from_run_task = run.body["sessionId"].as_str().expect("sessionId").to_owned();
+    let opened = app.start_session(&key, json!({ "terminateOnCompletion": true })).await;
+    let started = app.new_task(&key, &opened, long).await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    for sid in [&from_run_task, &opened] {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let stop = app.state(&key, sid, "stop").await;
+        assert_eq!(stop.status, 200, "{}", stop.body);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(app.end_reason(sid).await, None, "a stopped session stays open");
+        let next = app.run_in(&key, sid, "report the url").await;
+        assert_eq!(next["type"], "task_completed", "it takes a new task: {next}");
+    }
+    app.stop().await;
+}

@@ -159,7 +159,8 @@ impl McpServer {
                 let params = SessionParams::parse(args, SessionOrigin::StartSession)?;
                 let prompt = params.task_details.clone().unwrap_or_default();
                 let started = state.manager.start_session(user, params).await?;
-                Ok(views::session_started(&state.config, &started, &prompt))
+                let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
+                Ok(views::session_started(&state.config, &started, &prompt, &socket_url))
             }
             "send_message" => {
                 self.rate(user)?;

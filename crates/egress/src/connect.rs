@@ -1,0 +1,85 @@
+//! Resolve, decide, connect: the destination is resolved once, each resolved address is put to the
+//! egress decision, and only an allowed address is connected to — the one that was checked, so a DNS
+//! answer that changes between check and use (rebinding) cannot reach a private address.
+
+use crate::policy::DomainPolicy;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use webpilot_core::egress::{decide, decide_host, AllowEntry, Decision, DenyReason, SessionPolicy};
+use webpilot_core::policy::canonical_host;
+
+/// Why no connection was opened.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The policy refused the destination; nothing was sent to it.
+    Denied(DenyReason),
+    /// The destination was allowed but could not be reached.
+    Unreachable(String),
+}
+
+/// What one session's proxy connects with.
+pub(crate) struct Connector {
+    pub allow: std::sync::Arc<[AllowEntry]>,
+    pub policy: DomainPolicy,
+    pub timeout: Duration,
+}
+
+impl Connector {
+    /// Opens a TCP connection to `host:port` if the session's policy allows it, logging a refusal.
+    pub async fn open(&self, host: &str, port: u16) -> Result<TcpStream, Refusal> {
+        let result = self.try_open(host, port).await;
+        if let Err(Refusal::Denied(reason)) = &result {
+            let shown = canonical_host(host).unwrap_or_else(|| "(invalid)".to_owned());
+            tracing::info!(host = %shown, port, reason = %reason, "egress refused");
+            self.policy.record_denial(&shown, port, reason.clone());
+        }
+        result
+    }
+
+    async fn try_open(&self, host: &str, port: u16) -> Result<TcpStream, Refusal> {
+        let avoid = self.policy.domains();
+        let policy = SessionPolicy { allow: &self.allow, avoid: &avoid };
+        if let Some(deny) = decide_host(host, policy) {
+            return Err(Refusal::Denied(deny));
+        }
+        let canonical = canonical_host(host).ok_or(Refusal::Denied(DenyReason::BadHost))?;
+        let addrs = tokio::time::timeout(self.timeout, resolve(&canonical, port))
+            .await
+            .map_err(|_| Refusal::Unreachable(format!("resolving {canonical} timed out")))??;
+        let mut denied = None;
+        let mut last_error = None;
+        for addr in addrs {
+            match decide(&canonical, addr, port, policy) {
+                Decision::Deny(reason) => {
+                    denied.get_or_insert(reason);
+                }
+                Decision::Allow => match tokio::time::timeout(self.timeout, TcpStream::connect((addr, port))).await {
+                    Ok(Ok(stream)) => return Ok(stream),
+                    Ok(Err(e)) => last_error = Some(e.to_string()),
+                    Err(_) => last_error = Some("connecting timed out".to_owned()),
+                },
+            }
+        }
+        match (last_error, denied) {
+            (Some(e), _) => Err(Refusal::Unreachable(e)),
+            (None, Some(reason)) => Err(Refusal::Denied(reason)),
+            (None, None) => Err(Refusal::Unreachable(format!("{canonical} has no address"))),
+        }
+    }
+}
+
+/// The addresses of a canonical host: an IP literal is itself; `localhost` and `*.localhost` are
+/// loopback, as in Chromium (RFC 6761), without asking DNS; anything else is resolved by the system.
+async fn resolve(host: &str, port: u16) -> Result<Vec<IpAddr>, Refusal> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    if host == "localhost" || host.ends_with(".localhost") {
+        return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)]);
+    }
+    let found = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| Refusal::Unreachable(format!("resolving {host} failed: {e}")))?;
+    Ok(found.map(|a| a.ip()).collect())
+}

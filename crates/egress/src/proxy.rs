@@ -1,0 +1,181 @@
+//! The per-context HTTP proxy: `CONNECT host:port` tunnels (HTTPS, WebSocket) and absolute-form plain
+//! HTTP requests, each destination decided by the session's policy before a byte is sent to it. It
+//! listens on 127.0.0.1 on a port of its own and stops, with every connection it carries, when dropped.
+
+use crate::connect::{Connector, Refusal};
+use crate::policy::DomainPolicy;
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::convert::Infallible;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use webpilot_core::egress::AllowEntry;
+
+/// Response header on a refusal, so a page load can be told apart from the site's own 403.
+pub const EGRESS_DENIED_HEADER: &str = "x-webpilot-egress";
+
+type ProxyBody = BoxBody<Bytes, hyper::Error>;
+
+/// A running proxy for one browser context.
+pub struct EgressProxy {
+    addr: SocketAddr,
+    cancel: CancellationToken,
+}
+
+impl EgressProxy {
+    /// Starts a proxy deciding by `allow` (the operator's entries) and `policy` (the session's).
+    /// `timeout` bounds resolving and connecting.
+    pub async fn start(
+        allow: Arc<[AllowEntry]>,
+        policy: DomainPolicy,
+        timeout: Duration,
+    ) -> std::io::Result<EgressProxy> {
+        let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+        let addr = listener.local_addr()?;
+        let cancel = CancellationToken::new();
+        let connector = Arc::new(Connector { allow, policy, timeout });
+        tokio::spawn(accept_loop(listener, connector, cancel.clone()));
+        Ok(EgressProxy { addr, cancel })
+    }
+
+    /// The value for `Target.createBrowserContext`'s `proxyServer`.
+    pub fn proxy_server(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for EgressProxy {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+async fn accept_loop(listener: TcpListener, connector: Arc<Connector>, cancel: CancellationToken) {
+    loop {
+        let accepted = tokio::select! {
+            _ = cancel.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        let (stream, _) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::warn!(error = %e, "egress proxy accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let connector = connector.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let svc_cancel = cancel.clone();
+            let svc = service_fn(move |req| handle(req, connector.clone(), svc_cancel.clone()));
+            let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).with_upgrades();
+            tokio::select! {
+                _ = cancel.cancelled() => {}
+                r = conn => if let Err(e) = r { tracing::debug!(error = %e, "egress proxy connection ended") },
+            }
+        });
+    }
+    tracing::debug!("egress proxy stopped");
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    connector: Arc<Connector>,
+    cancel: CancellationToken,
+) -> Result<Response<ProxyBody>, Infallible> {
+    if req.method() == Method::CONNECT {
+        Ok(tunnel(req, &connector, cancel).await)
+    } else {
+        Ok(forward(req, &connector, cancel).await)
+    }
+}
+
+/// `CONNECT host:port`: answer 200 once the allowed destination is connected, then relay bytes.
+async fn tunnel(req: Request<Incoming>, connector: &Connector, cancel: CancellationToken) -> Response<ProxyBody> {
+    let Some(authority) = req.uri().authority().cloned() else {
+        return text(StatusCode::BAD_REQUEST, "CONNECT needs host:port".into());
+    };
+    let port = authority.port_u16().unwrap_or(443);
+    let mut upstream = match connector.open(authority.host(), port).await {
+        Ok(s) => s,
+        Err(r) => return refusal(r),
+    };
+    tokio::spawn(async move {
+        let upgraded = match hyper::upgrade::on(req).await {
+            Ok(u) => u,
+            Err(e) => return tracing::debug!(error = %e, "egress tunnel upgrade failed"),
+        };
+        let mut client = TokioIo::new(upgraded);
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => {}
+        }
+    });
+    Response::new(Empty::new().map_err(|never| match never {}).boxed())
+}
+
+/// An absolute-form `GET http://host/...`: forwarded in origin form over a fresh connection.
+async fn forward(mut req: Request<Incoming>, connector: &Connector, cancel: CancellationToken) -> Response<ProxyBody> {
+    let uri = req.uri().clone();
+    let (Some("http"), Some(host)) = (uri.scheme_str(), uri.host()) else {
+        return text(StatusCode::BAD_REQUEST, "the proxy takes CONNECT or absolute http:// requests".into());
+    };
+    let port = uri.port_u16().unwrap_or(80);
+    let upstream = match connector.open(host, port).await {
+        Ok(s) => s,
+        Err(r) => return refusal(r),
+    };
+    let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(upstream)).await {
+        Ok(pair) => pair,
+        Err(e) => return text(StatusCode::BAD_GATEWAY, format!("the site did not answer: {e}")),
+    };
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = cancel.cancelled() => {}
+            r = conn => if let Err(e) = r { tracing::debug!(error = %e, "egress upstream connection ended") },
+        }
+    });
+    let origin_form = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    match origin_form.parse() {
+        Ok(u) => *req.uri_mut() = u,
+        Err(_) => return text(StatusCode::BAD_REQUEST, "unreadable request target".into()),
+    }
+    req.headers_mut().remove("proxy-connection");
+    req.headers_mut().remove("proxy-authorization");
+    match sender.send_request(req).await {
+        Ok(resp) => resp.map(BodyExt::boxed),
+        Err(e) => text(StatusCode::BAD_GATEWAY, format!("the site did not answer: {e}")),
+    }
+}
+
+fn refusal(r: Refusal) -> Response<ProxyBody> {
+    match r {
+        Refusal::Denied(reason) => {
+            let mut resp =
+                text(StatusCode::FORBIDDEN, format!("webpilot blocked this request by its egress policy: {reason}"));
+            resp.headers_mut().insert(EGRESS_DENIED_HEADER, HeaderValue::from_static("denied"));
+            resp
+        }
+        Refusal::Unreachable(e) => text(StatusCode::BAD_GATEWAY, format!("the site could not be reached: {e}")),
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<ProxyBody> {
+    let mut resp = Response::new(Full::new(Bytes::from(body)).map_err(|never| match never {}).boxed());
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    resp
+}
