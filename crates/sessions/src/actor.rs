@@ -2,10 +2,11 @@
 //! running task, and handles one command at a time. Timers (maxDuration, idle) and the end of the
 //! running task arrive in the same loop, so state changes never race.
 
+use crate::admission::SessionSlot;
 use crate::live::LiveTask;
 use crate::manager::Shared;
 use crate::recovery::{instance_lost_error, Snapshot};
-use crate::runner::{self, RunningTask};
+use crate::runner::{self, RunningTask, TaskStart};
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
 use tokio::task::JoinSet;
@@ -14,14 +15,17 @@ use webpilot_agent::AgentError;
 use webpilot_browser::BrowserLease;
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::geometry::frame_to_page;
-use webpilot_core::params::{Interaction, NewTask, StateCommand};
+use webpilot_core::params::{Interaction, StateCommand};
 use webpilot_core::state::{transition, Input, SessionState};
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
 
+/// Manual interactions one session may have waiting for their turn or running.
+pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
+
 pub(crate) enum Command {
-    NewTask { task: NewTask, context: Vec<(String, String)>, reply: Reply<Arc<LiveTask>> },
+    NewTask { start: TaskStart, reply: Reply<Arc<LiveTask>> },
     State { command: StateCommand, reply: Reply<String> },
     Interaction { action: Interaction, reply: Reply<String> },
     Guardrail { answer: String, reply: Reply<String> },
@@ -48,6 +52,8 @@ pub(crate) struct SessionActor {
     /// Cookies and URL to restore if the browser dies, refreshed at `next_snapshot` and after tasks.
     pub snapshot: Snapshot,
     pub next_snapshot: Instant,
+    /// The user's place for this session, given back when the actor ends.
+    pub _slot: SessionSlot,
 }
 
 /// What woke the actor up.
@@ -139,8 +145,8 @@ impl SessionActor {
     /// Handles one command; returns an end reason when the session must end.
     pub(crate) async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
         match cmd {
-            Command::NewTask { task, context, reply } => {
-                let r = self.start_task(task, context).await;
+            Command::NewTask { start, reply } => {
+                let r = self.start_task(start).await;
                 let _ = reply.send(r);
                 None
             }
@@ -169,12 +175,13 @@ impl SessionActor {
         }
     }
 
-    async fn start_task(&mut self, task: NewTask, context: Vec<(String, String)>) -> Result<Arc<LiveTask>, ApiError> {
+    async fn start_task(&mut self, start: TaskStart) -> Result<Arc<LiveTask>, ApiError> {
+        self.reap_stopped_task().await;
         let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
         let task_id = TaskId::new();
         self.shared
             .store
-            .insert_task(&task_id, &self.id, &self.user_id, &task.task_details)
+            .insert_task(&task_id, &self.id, &self.user_id, &start.task.task_details)
             .await
             .map_err(|e| internal("storing a task", e))?;
         let running = runner::spawn(
@@ -183,8 +190,7 @@ impl SessionActor {
             self.bus.clone(),
             self.id.clone(),
             task_id.clone(),
-            task,
-            context,
+            start,
         );
         if self.manual {
             running.live.control.set_manual(true);
@@ -195,6 +201,19 @@ impl SessionActor {
         self.set_state(next).await;
         tracing::info!(session = %self.id, task = %task_id, agent = self.shared.agent.name(), "task started");
         Ok(live)
+    }
+
+    /// A task told to stop may still be winding down when the next `newTask` arrives (its end and the
+    /// command can be ready together): wait for it and record it as stopped first, so it is neither
+    /// replaced unrecorded (polled as `active` forever) nor recorded over the new one.
+    async fn reap_stopped_task(&mut self) {
+        if self.state != SessionState::Stopped {
+            return;
+        }
+        if let Some(mut task) = self.task.take() {
+            let result = runner::halt(&mut task).await;
+            self.record(&task.live, result).await;
+        }
     }
 
     async fn state_command(&mut self, command: StateCommand) -> (Result<String, ApiError>, Option<EndReason>) {
@@ -257,6 +276,15 @@ impl SessionActor {
             )));
             return;
         }
+        // Reap finished interactions, then refuse past the cap (they are answered one at a time).
+        while self.interactions.try_join_next().is_some() {}
+        if self.interactions.len() >= MAX_INTERACTIONS_IN_FLIGHT {
+            let _ = reply.send(Err(ApiError::new(
+                ErrorCode::RateLimitExceeded,
+                format!("at most {MAX_INTERACTIONS_IN_FLIGHT} interactions may be in flight per session; wait for their answers"),
+            )));
+            return;
+        }
         let page = self.lease.page().clone();
         let lock = self.input_lock.clone();
         self.interactions.spawn(async move {
@@ -272,20 +300,29 @@ impl SessionActor {
             };
             let _ = reply.send(result.map(str::to_owned).map_err(|e| ApiError::new(e.code(), e.to_string())));
         });
-        // Reap finished interactions so the set does not grow.
-        while self.interactions.try_join_next().is_some() {}
     }
 
     /// Records a task's outcome (stored, charged, published) and forgets it.
-    pub(crate) async fn record(&self, live: &LiveTask, result: Result<String, AgentError>) {
-        runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, result).await;
-        self.shared.unregister_task(&live.id);
+    pub(crate) async fn record(&self, live: &Arc<LiveTask>, result: Result<String, AgentError>) {
+        match runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, result).await {
+            None => self.shared.unregister_task(&live.id),
+            // Still registered, so polls show the kept final view until the write goes through.
+            Some(pending) => {
+                let (shared, live) = (self.shared.clone(), live.clone());
+                self.shared.spawn(async move {
+                    pending.store_eventually(&shared.store, &live.id, &shared.shutdown).await;
+                    shared.unregister_task(&live.id);
+                });
+            }
+        }
     }
 
     /// The running task ended by itself (or after stop); returns an end reason when the session
-    /// must close (terminateOnCompletion).
+    /// must close (terminateOnCompletion — but a task the caller stopped leaves the session open for a
+    /// new one, as the spec's States part says).
     async fn on_task_end(&mut self, result: Result<String, AgentError>) -> Option<EndReason> {
         let task = self.task.take()?;
+        let stopped = matches!(&result, Err(e) if e.code == ErrorCode::TaskStopped);
         let lost = !self.lease.is_alive();
         // A task cut off by a dead browser fails as such, whatever its last action reported.
         let result = if lost { result.map_err(|_| instance_lost_error()) } else { result };
@@ -293,7 +330,7 @@ impl SessionActor {
         if let Err(e) = self.apply(Input::TaskFinished).await {
             tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
         }
-        if task.terminate_on_completion || self.terminate_on_completion {
+        if (task.terminate_on_completion || self.terminate_on_completion) && (lost || !stopped) {
             return Some(if lost { EndReason::InstanceLost } else { EndReason::TerminateOnCompletion });
         }
         self.take_snapshot().await;
