@@ -9,11 +9,13 @@ mod ratelimit;
 mod routes;
 mod socket;
 mod state;
+mod stream_token;
 mod views;
 
 pub use ratelimit::RateLimiter;
 pub use socket::SocketRegistry;
 pub use state::{ApiConfig, AppState};
+pub use stream_token::{Scope, StreamKey};
 
 /// Builds the router with every endpoint of the REST contract and the Socket.IO channel.
 pub fn router(state: AppState) -> axum::Router {

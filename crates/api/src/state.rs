@@ -2,7 +2,9 @@
 
 use crate::ratelimit::RateLimiter;
 use crate::socket::SocketRegistry;
+use crate::stream_token::StreamKey;
 use std::sync::Arc;
+use webpilot_liveview::LiveView;
 use webpilot_sessions::SessionManager;
 use webpilot_store::Store;
 
@@ -26,4 +28,8 @@ pub struct AppState {
     pub config: Arc<ApiConfig>,
     /// Connected Socket.IO clients.
     pub sockets: Arc<SocketRegistry>,
+    /// The feeds of watched sessions.
+    pub live_view: Arc<LiveView>,
+    /// Signs and checks the live-view URLs' tokens.
+    pub stream_key: Arc<StreamKey>,
 }

@@ -1,6 +1,7 @@
 //! Response bodies in the spec's shapes, built from domain results.
 
 use crate::state::ApiConfig;
+use crate::stream_token::{Scope, StreamKey};
 use chrono::SecondsFormat;
 use serde_json::{json, Value};
 use webpilot_core::geometry::{FRAME_HEIGHT, FRAME_WIDTH};
@@ -15,16 +16,28 @@ pub fn poll_url(config: &ApiConfig, task: &StartedTask) -> String {
     format!("{}/task/{}/{}", config.public_url, task.session_id, task.task_id)
 }
 
-/// Body of start-session; `socket_url` carries the session's socket capability.
-pub fn session_started(config: &ApiConfig, s: &StartedSession, initial_prompt: &str, socket_url: &str) -> Value {
+/// How long past the session's own end its stream URLs stay valid (a clock-skew margin).
+const STREAM_TOKEN_MARGIN_SECONDS: i64 = 60;
+
+/// Body of start-session; `socket_url` carries the session's socket capability, and the streaming
+/// URLs its owner's (control) live-view token, valid for the session's lifetime.
+pub fn session_started(
+    config: &ApiConfig,
+    stream_key: &StreamKey,
+    s: &StartedSession,
+    initial_prompt: &str,
+    socket_url: &str,
+) -> Value {
     let base = &config.public_url;
+    let expires = chrono::Utc::now().timestamp() + (s.expires_in_ms / 1000) as i64 + STREAM_TOKEN_MARGIN_SECONDS;
+    let token = stream_key.issue(s.session_id.as_str(), Scope::Control, expires);
     let mut body = json!({
         "success": true,
         "sessionId": s.session_id,
         "socketURL": socket_url,
         "streaming": {
-            "webRTCURL": format!("{base}/stream/{}/whep", s.session_id),
-            "webViewURL": format!("{base}/stream/{}/view", s.session_id),
+            "webRTCURL": format!("{base}/stream/{}/whep?token={token}", s.session_id),
+            "webViewURL": format!("{base}/stream/{}/view?token={token}", s.session_id),
             "dimensions": { "width": FRAME_WIDTH, "height": FRAME_HEIGHT },
         },
         "initialPrompt": initial_prompt,

@@ -54,6 +54,8 @@ struct Inner {
     popups: Mutex<Option<AbortOnDrop>>,
     /// Pages the site opened that are being adopted right now (`settle` waits for them).
     adopting: AtomicUsize,
+    /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
+    tab_changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl SessionPage {
@@ -79,6 +81,7 @@ impl SessionPage {
             max_tabs: settings.max_tabs.max(1),
             popups: Mutex::new(None),
             adopting: AtomicUsize::new(0),
+            tab_changes: tokio::sync::watch::Sender::new(0),
         });
         let watcher = tokio::spawn(adopt_popups(Arc::downgrade(&inner), created));
         if let Ok(mut slot) = inner.popups.lock() {
@@ -87,9 +90,23 @@ impl SessionPage {
         Ok(SessionPage { inner })
     }
 
+    pub(crate) fn cdp_timeout(&self) -> Duration {
+        self.inner.cdp_timeout
+    }
+
     /// The session's domain policy (set it before each task).
     pub fn policy(&self) -> &DomainPolicy {
         &self.inner.policy
+    }
+
+    /// Changes whenever a tab opens or closes or another tab becomes active.
+    pub fn tab_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.tab_changes.subscribe()
+    }
+
+    /// The active tab's page, crashed or not (the live view watches it).
+    pub(crate) fn active_page(&self) -> Result<Page, BrowserError> {
+        self.active().map(|(page, _)| page)
     }
 
     /// The active tab's page and its crash flag.
@@ -373,6 +390,7 @@ impl SessionPage {
             tabs.active = tabs.list.len() - 1;
             tabs.active
         };
+        self.inner.tabs_changed();
         self.goto(url).await?;
         Ok(index)
     }
@@ -384,6 +402,8 @@ impl SessionPage {
             return Err(BrowserError::ElementNotFound(format!("there is no tab {index}")));
         }
         tabs.active = index;
+        drop(tabs);
+        self.inner.tabs_changed();
         Ok(())
     }
 
@@ -401,7 +421,14 @@ impl SessionPage {
             tabs.active = tabs.active.min(tabs.list.len() - 1);
             tab
         };
+        self.inner.tabs_changed();
         within(self.inner.cdp_timeout, "close tab", tab.page.close()).await
+    }
+}
+
+impl Inner {
+    fn tabs_changed(&self) {
+        self.tab_changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 }
 
@@ -460,7 +487,9 @@ async fn adopt_one(strong: &Inner, info: &TargetInfo) {
         }
         _ => false,
     };
-    if !adopted {
+    if adopted {
+        strong.tabs_changed();
+    } else {
         tracing::info!(max = strong.max_tabs, "closing a page opened by the site beyond the tab cap");
         let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
         return;

@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use webpilot_agent::AgentError;
-use webpilot_browser::BrowserLease;
+use webpilot_browser::{BrowserLease, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::geometry::frame_to_page;
 use webpilot_core::params::{Interaction, StateCommand};
@@ -54,6 +54,8 @@ pub(crate) struct SessionActor {
     pub next_snapshot: Instant,
     /// The user's place for this session, given back when the actor ends.
     pub _slot: SessionSlot,
+    /// Tells the live view which pages to watch (a recovery installs new ones).
+    pub pages: tokio::sync::watch::Sender<SessionPage>,
 }
 
 /// What woke the actor up.

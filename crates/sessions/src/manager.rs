@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
-use webpilot_browser::{BrowserError, BrowserPool, DomainPolicy};
+use webpilot_browser::{BrowserError, BrowserPool, DomainPolicy, SessionPage};
 use webpilot_core::events::SessionEvent;
 use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
 use webpilot_core::state::SessionState;
@@ -68,6 +68,8 @@ struct SessionHandle {
     defaults: TaskLimits,
     tx: mpsc::Sender<Command>,
     bus: broadcast::Sender<SessionEvent>,
+    /// The session's pages (replaced when its browser is); closed when the session ends.
+    pages: tokio::sync::watch::Receiver<SessionPage>,
 }
 
 pub(crate) struct Shared {
@@ -225,6 +227,7 @@ impl SessionManager {
         let (tx, rx) = mpsc::channel(32);
         let (bus, _) = broadcast::channel(256);
         let now = Instant::now();
+        let (pages_tx, pages) = tokio::sync::watch::channel(lease.page().clone());
         let actor = SessionActor {
             id: session_id.clone(),
             user_id: user.id.clone(),
@@ -244,11 +247,12 @@ impl SessionManager {
             snapshot: Default::default(),
             next_snapshot: now + Duration::from_secs(1),
             _slot: slot,
+            pages: pages_tx,
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
         let defaults = TaskLimits { starting_url: None, ..params.limits.clone() };
-        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus };
+        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages };
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());
         }
@@ -423,6 +427,12 @@ impl SessionManager {
     /// Subscribes to a live session's events (the WebSocket channel uses this).
     pub fn subscribe(&self, session_id: &str) -> Option<broadcast::Receiver<SessionEvent>> {
         self.shared.session(session_id).map(|h| h.bus.subscribe())
+    }
+
+    /// What the live view of a live session watches: its pages, replaced when its browser is, and
+    /// closed when the session ends.
+    pub fn pages(&self, session_id: &str) -> Option<tokio::sync::watch::Receiver<SessionPage>> {
+        self.shared.session(session_id).map(|h| h.pages)
     }
 
     /// Ends every session (their tasks are recorded as stopped) and waits for the actors to finish.

@@ -126,6 +126,7 @@ impl SessionActor {
             match wake {
                 Wake::Replaced(Ok(replacement)) => {
                     self.lease.install(replacement);
+                    self.pages.send_replace(self.lease.page().clone());
                     self.restore().await;
                     self.last_activity = Instant::now();
                     let _ = self.bus.send(SessionEvent::InstanceReconnected);

@@ -3,6 +3,7 @@
 mod dynamic;
 mod html;
 mod pages;
+mod paint;
 mod probes;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -150,6 +151,7 @@ fn router(state: SiteState) -> Router {
         .route("/download", get(probes::download))
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
+        .route("/paint", get(paint::paint))
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
         .layer(middleware::from_fn_with_state(state.clone(), record))

@@ -14,9 +14,10 @@ use tokio_util::sync::CancellationToken;
 use webpilot_agent::model::{ModelAgent, ModelAgentSettings};
 use webpilot_agent::planner::OfflinePlanner;
 use webpilot_agent::Agent;
-use webpilot_api::{ApiConfig, AppState, RateLimiter, SocketRegistry};
+use webpilot_api::{ApiConfig, AppState, RateLimiter, SocketRegistry, StreamKey};
 use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
+use webpilot_liveview::{LiveView, LiveViewConfig};
 use webpilot_llm::{LlmConfig, Provider};
 use webpilot_sessions::{SessionConfig, SessionManager};
 use webpilot_store::Store;
@@ -32,6 +33,8 @@ pub enum StartError {
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error("browser: {0}")]
     Browser(#[from] webpilot_browser::SandboxError),
+    #[error("cannot read or create the stream secret {path}: {source}")]
+    StreamSecret { path: std::path::PathBuf, source: std::io::Error },
 }
 
 /// A running service.
@@ -40,6 +43,8 @@ pub struct RunningApp {
     pub store: Store,
     pub manager: SessionManager,
     pub sockets: Arc<SocketRegistry>,
+    /// The feeds of watched sessions (tests look at how many run).
+    pub live_view: Arc<LiveView>,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -119,11 +124,17 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let sockets = Arc::new(SocketRegistry::default());
     let stop = CancellationToken::new();
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
+    let secret = store_cfg.data_dir.join("stream.key");
+    let stream_key = StreamKey::load_or_create(&secret)
+        .map_err(|source| StartError::StreamSecret { path: secret.clone(), source })?;
+    let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
     let state = AppState {
         manager: manager.clone(),
         store: store.clone(),
         rate: rate.clone(),
         sockets: sockets.clone(),
+        live_view: live_view.clone(),
+        stream_key: Arc::new(stream_key),
         config: Arc::new(ApiConfig {
             public_url,
             chat_keep_alive: Duration::from_millis(serve.chat_keep_alive_ms),
@@ -155,7 +166,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, sockets, stop, server: Some(server) })
+    Ok(RunningApp { addr, store, manager, sockets, live_view, stop, server: Some(server) })
 }
 
 /// The configured model agent, or the offline planner when no provider is set.

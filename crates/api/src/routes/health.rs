@@ -1,13 +1,10 @@
-//! GET /start/health and /start/active-sockets (no authentication), and the streaming URLs that are
-//! announced by start-session but not served yet (the live view is on the roadmap).
+//! GET /start/health and /start/active-sockets (no authentication).
 
-use crate::error::ErrorResponse;
 use crate::state::AppState;
 use crate::views::now_iso;
 use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
-use webpilot_core::{ApiError, ErrorCode};
 
 pub async fn health(State(state): State<AppState>) -> Json<Value> {
     let stats = state.manager.pool().stats();
@@ -25,8 +22,4 @@ pub async fn health(State(state): State<AppState>) -> Json<Value> {
 pub async fn active_sockets(State(state): State<AppState>) -> Json<Value> {
     let sockets = state.sockets.ids();
     Json(json!({ "success": true, "count": sockets.len(), "sockets": sockets, "timestamp": now_iso() }))
-}
-
-pub async fn stream_not_available() -> ErrorResponse {
-    ApiError::new(ErrorCode::NotImplemented, "the live video stream is not available yet").into()
 }

@@ -6,6 +6,7 @@ mod health;
 mod mcp;
 mod openai;
 mod sessions;
+mod stream;
 mod tasks;
 
 use crate::error::ErrorResponse;
@@ -33,7 +34,10 @@ pub fn router(state: AppState) -> Router {
         .route("/task/{session_id}/{task_id}", get(tasks::poll))
         .route("/start/health", get(health::health))
         .route("/start/active-sockets", get(health::active_sockets))
-        .route("/stream/{session_id}/{kind}", get(health::stream_not_available))
+        .route("/stream/{session_id}/view", get(stream::view))
+        .route("/stream/{session_id}/share", post(stream::share))
+        .route("/stream/{session_id}/interaction", post(stream::interaction))
+        .route("/stream/{session_id}/whep", any(stream::whep_not_available))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(tower_http::trace::TraceLayer::new_for_http())

@@ -25,7 +25,7 @@ pub async fn start_session(
         let prompt = params.task_details.clone().unwrap_or_default();
         let started = state.manager.start_session(&user, params).await?;
         let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
-        Ok(Json(views::session_started(&state.config, &started, &prompt, &socket_url)))
+        Ok(Json(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url)))
     })
     .await
 }

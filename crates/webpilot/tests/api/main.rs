@@ -13,6 +13,7 @@ mod concurrency;
 mod edge_cases;
 mod egress;
 mod endpoints;
+mod live_view;
 mod mcp;
 mod persistence;
 mod ratelimit;

@@ -160,7 +160,7 @@ impl McpServer {
                 let prompt = params.task_details.clone().unwrap_or_default();
                 let started = state.manager.start_session(user, params).await?;
                 let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
-                Ok(views::session_started(&state.config, &started, &prompt, &socket_url))
+                Ok(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url))
             }
             "send_message" => {
                 self.rate(user)?;

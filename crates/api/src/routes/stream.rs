@@ -1,0 +1,129 @@
+//! The live view over HTTP: `GET /stream/:id/view` (MJPEG, by stream token), `POST /stream/:id/share`
+//! (the owner makes a read-only link), `POST /stream/:id/interaction` (clicks, typing and keys by a
+//! control token). The WebRTC (WHEP) endpoint is not served yet.
+
+use super::rate_limited;
+use crate::auth::AuthUser;
+use crate::body::parse_json;
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use crate::stream_token::Scope;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue};
+use axum::response::Response;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::time::Duration;
+use webpilot_core::{ApiError, ErrorCode};
+use webpilot_liveview::mjpeg;
+use webpilot_sessions::SendOutcome;
+
+/// A still picture is sent again this often, so players keep the stream and a gone viewer is noticed.
+const REPEAT_STILL_FRAME: Duration = Duration::from_secs(1);
+/// Longest a shared read-only link may live (a session lives at most 5 minutes; links may be made
+/// ahead of a long watch by several sessions' owners, but not forever).
+const MAX_SHARE_SECONDS: i64 = 24 * 3600;
+/// A shared link lives as long as a session may (5 minutes) unless asked otherwise.
+const DEFAULT_SHARE_SECONDS: i64 = 300;
+
+#[derive(Deserialize)]
+pub struct TokenQuery {
+    token: Option<String>,
+}
+
+fn now_unix() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The scope the request's token grants on `session_id`, or 401; a session that is not live is 404.
+fn authorize(state: &AppState, session_id: &str, token: Option<&str>) -> Result<Scope, ErrorResponse> {
+    let token = token.ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "the stream URL needs its token"))?;
+    let scope = state
+        .stream_key
+        .check(session_id, token, now_unix())
+        .map_err(|e| ApiError::new(ErrorCode::Unauthorized, e.to_string()))?;
+    if !state.manager.is_live(session_id) {
+        return Err(ApiError::new(ErrorCode::SessionNotFound, "the session has ended").into());
+    }
+    Ok(scope)
+}
+
+/// `GET /stream/:id/view?token=…`: the MJPEG stream; it ends when the session does.
+pub async fn view(
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    Query(q): Query<TokenQuery>,
+) -> Result<Response, ErrorResponse> {
+    authorize(&state, &session_id, q.token.as_deref())?;
+    let pages = state.manager.pages(&session_id).ok_or_else(|| ApiError::code(ErrorCode::SessionNotFound))?;
+    let feed = state.live_view.watch(&session_id, pages);
+    let mut response = Response::new(Body::from_stream(mjpeg::stream(feed, REPEAT_STILL_FRAME)));
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&mjpeg::content_type()) {
+        headers.insert(header::CONTENT_TYPE, v);
+    }
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(response)
+}
+
+/// `POST /stream/:id/share {ttlSeconds?}`: a read-only view link for the owner to hand out.
+pub async fn share(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    rate_limited(&state, &user, async {
+        let empty = matches!(&body, Ok(b) if b.iter().all(u8::is_ascii_whitespace));
+        let body: Value = if empty { json!({}) } else { parse_json(body)? };
+        let ttl = match body.get("ttlSeconds") {
+            None | Some(Value::Null) => DEFAULT_SHARE_SECONDS,
+            Some(v) => v
+                .as_i64()
+                .filter(|t| (1..=MAX_SHARE_SECONDS).contains(t))
+                .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter, "ttlSeconds must be 1 to 86400"))?,
+        };
+        if !state.manager.owns_session(&user.id, &session_id) {
+            return Err(ApiError::code(ErrorCode::SessionNotFound).into());
+        }
+        let expires = now_unix() + ttl;
+        let token = state.stream_key.issue(&session_id, Scope::Watch, expires);
+        let base = &state.config.public_url;
+        Ok(Json(json!({
+            "success": true,
+            "sessionId": session_id,
+            "webViewURL": format!("{base}/stream/{session_id}/view?token={token}"),
+            "expiresAt": chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()),
+            "readOnly": true,
+        })))
+    })
+    .await
+}
+
+/// `POST /stream/:id/interaction?token=…` with an interaction `action` object (the spec's CLICK, TYPE,
+/// KEY_PRESS, …): manual control by whoever holds the owner's (control) view link.
+pub async fn interaction(
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    Query(q): Query<TokenQuery>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Value>, ErrorResponse> {
+    if authorize(&state, &session_id, q.token.as_deref())? != Scope::Control {
+        return Err(ApiError::new(ErrorCode::Unauthorized, "this view link is read-only").into());
+    }
+    let action = parse_json(body)?;
+    let owner = state.manager.owner(&session_id).await?;
+    let message = json!({ "actionType": "interaction", "action": action });
+    match state.manager.send(&owner, &session_id, &message).await? {
+        SendOutcome::Ack(message) => Ok(Json(json!({ "success": true, "message": message }))),
+        SendOutcome::Task(_) => Err(ApiError::code(ErrorCode::InvalidParams).into()),
+    }
+}
+
+/// The WHEP endpoint, announced as `webRTCURL`, is not served yet.
+pub async fn whep_not_available() -> ErrorResponse {
+    ApiError::new(ErrorCode::NotImplemented, "the WebRTC (WHEP) stream is not available yet; use webViewURL").into()
+}

@@ -1,0 +1,108 @@
+//! The moving picture of a session: CDP `Page.startScreencast` frames of whichever tab is active,
+//! following tab changes (the agent's new tabs and the site's popups), for as long as someone holds
+//! the receiving end; the screencast is stopped when it is dropped.
+
+use crate::error::within;
+use crate::page::SessionPage;
+use base64::Engine;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventScreencastFrame, ScreencastFrameAckParams, StartScreencastFormat, StartScreencastParams, StopScreencastParams,
+};
+use chromiumoxide::Page;
+use futures::StreamExt;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
+
+/// One compressed picture of the active tab's viewport.
+#[derive(Debug, Clone)]
+pub struct PageFrame {
+    pub jpeg: Vec<u8>,
+}
+
+/// Why one tab's screencast ended.
+enum Ended {
+    /// Another tab became active (or this one closed): start again on the active tab.
+    TabChanged,
+    /// Nobody receives the frames any more.
+    Unwatched,
+}
+
+impl SessionPage {
+    /// Streams JPEG frames (`quality` 1..=100) of the active tab, switching tabs as the active tab
+    /// changes. Chromium sends a frame when the page's picture changes, so a still page costs nothing.
+    pub fn screencast(&self, quality: u8) -> mpsc::Receiver<PageFrame> {
+        let (tx, rx) = mpsc::channel(2);
+        let page = self.clone();
+        tokio::spawn(async move {
+            let mut changes = page.tab_changes();
+            loop {
+                changes.borrow_and_update();
+                let timeout = page.cdp_timeout();
+                let ended = match page.active_page() {
+                    Ok(tab) => cast_tab(&tab, quality, timeout, &tx, &mut changes).await,
+                    Err(_) => wait_for_change(&tx, &mut changes).await,
+                };
+                if matches!(ended, Ended::Unwatched) {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+}
+
+/// Screencasts one tab until the active tab changes or nobody watches; stops it either way.
+async fn cast_tab(
+    tab: &Page,
+    quality: u8,
+    timeout: Duration,
+    tx: &mpsc::Sender<PageFrame>,
+    changes: &mut tokio::sync::watch::Receiver<u64>,
+) -> Ended {
+    let Ok(mut frames) = within(timeout, "listen for frames", tab.event_listener::<EventScreencastFrame>()).await
+    else {
+        return wait_for_change(tx, changes).await;
+    };
+    let start = StartScreencastParams::builder()
+        .format(StartScreencastFormat::Jpeg)
+        .quality(i64::from(quality.clamp(1, 100)))
+        .max_width(i64::from(FRAME_WIDTH))
+        .max_height(i64::from(PAGE_HEIGHT))
+        .every_nth_frame(1)
+        .build();
+    if let Err(e) = within(timeout, "start screencast", tab.execute(start)).await {
+        tracing::debug!(error = %e, "the screencast did not start on the active tab");
+        return wait_for_change(tx, changes).await;
+    }
+    let ended = loop {
+        tokio::select! {
+            frame = frames.next() => match frame {
+                Some(frame) => {
+                    // Chromium sends the next frame only after this one is acknowledged.
+                    let ack = ScreencastFrameAckParams::new(frame.session_id);
+                    let _ = within(timeout, "acknowledge a frame", tab.execute(ack)).await;
+                    let data: &str = frame.data.as_ref();
+                    let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data) else { continue };
+                    if tx.send(PageFrame { jpeg }).await.is_err() {
+                        break Ended::Unwatched;
+                    }
+                }
+                // The tab went away (closed, crashed or its context closed).
+                None => break wait_for_change(tx, changes).await,
+            },
+            changed = changes.changed() => break if changed.is_ok() { Ended::TabChanged } else { Ended::Unwatched },
+            _ = tx.closed() => break Ended::Unwatched,
+        }
+    };
+    let _ = within(timeout, "stop screencast", tab.execute(StopScreencastParams::default())).await;
+    ended
+}
+
+/// Waits until the tabs change or nobody watches.
+async fn wait_for_change(tx: &mpsc::Sender<PageFrame>, changes: &mut tokio::sync::watch::Receiver<u64>) -> Ended {
+    tokio::select! {
+        changed = changes.changed() => if changed.is_ok() { Ended::TabChanged } else { Ended::Unwatched },
+        _ = tx.closed() => Ended::Unwatched,
+    }
+}

@@ -1,0 +1,149 @@
+//! One feed per watched session, shared by all its viewers: it screencasts the session's active tab,
+//! draws the band, and publishes each composed frame. It exists only while someone holds it: the last
+//! viewer's drop aborts it, which stops the screencast. It ends by itself when the session does.
+
+use crate::compose::{compose, draw_band, BandInfo};
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use webpilot_browser::SessionPage;
+
+/// Tunables of the live view.
+#[derive(Debug, Clone)]
+pub struct LiveViewConfig {
+    /// JPEG quality of the screencast and of the composed frames.
+    pub quality: u8,
+    /// How often the band (tab titles, URL) is read again while nothing else changes.
+    pub band_refresh: Duration,
+}
+
+impl Default for LiveViewConfig {
+    fn default() -> Self {
+        LiveViewConfig { quality: 70, band_refresh: Duration::from_millis(500) }
+    }
+}
+
+/// A composed 1024 x 600 JPEG.
+pub type Frame = Bytes;
+
+/// The feeds of every watched session.
+#[derive(Default)]
+pub struct LiveView {
+    config: LiveViewConfig,
+    feeds: Mutex<HashMap<String, Weak<Feed>>>,
+}
+
+/// What a viewer holds: the latest frame, and the feed kept alive by holding it.
+pub struct Feed {
+    frames: watch::Receiver<Option<Frame>>,
+    task: JoinHandle<()>,
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Feed {
+    /// The frames: `None` until the first one is composed; closed when the session ends.
+    pub fn frames(&self) -> watch::Receiver<Option<Frame>> {
+        self.frames.clone()
+    }
+}
+
+impl LiveView {
+    pub fn new(config: LiveViewConfig) -> Self {
+        LiveView { config, feeds: Mutex::new(HashMap::new()) }
+    }
+
+    /// The feed of `session`, started now unless someone already watches it.
+    pub fn watch(&self, session: &str, pages: watch::Receiver<SessionPage>) -> Arc<Feed> {
+        let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        feeds.retain(|_, f| f.strong_count() > 0);
+        if let Some(feed) = feeds.get(session).and_then(Weak::upgrade) {
+            return feed;
+        }
+        let (tx, frames) = watch::channel(None);
+        let task = tokio::spawn(run(pages, tx, self.config.clone()));
+        let feed = Arc::new(Feed { frames, task });
+        feeds.insert(session.to_owned(), Arc::downgrade(&feed));
+        tracing::debug!("a live view feed started");
+        feed
+    }
+
+    /// How many sessions are being watched (screencasting) now.
+    pub fn active_feeds(&self) -> usize {
+        let feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        feeds.values().filter(|f| f.strong_count() > 0).count()
+    }
+}
+
+/// Follows the session's pages (a recovered session gets new ones) until the session ends.
+async fn run(mut pages: watch::Receiver<SessionPage>, out: watch::Sender<Option<Frame>>, config: LiveViewConfig) {
+    loop {
+        let page = pages.borrow_and_update().clone();
+        let replaced = watch_page(&page, &mut pages, &out, &config).await;
+        if !replaced {
+            // The session ended: dropping `out` ends every viewer's stream.
+            return;
+        }
+    }
+}
+
+/// Composes frames of one `SessionPage` until it is replaced (true) or the session ends (false).
+async fn watch_page(
+    page: &SessionPage,
+    pages: &mut watch::Receiver<SessionPage>,
+    out: &watch::Sender<Option<Frame>>,
+    config: &LiveViewConfig,
+) -> bool {
+    let mut shots = page.screencast(config.quality);
+    let mut info = band_info(page).await;
+    let mut band = Arc::new(draw_band(&info));
+    let mut last: Option<Arc<Vec<u8>>> = None;
+    publish(out, &band, last.clone(), config.quality).await;
+    let mut refresh = tokio::time::interval(config.band_refresh);
+    loop {
+        tokio::select! {
+            shot = shots.recv() => match shot {
+                Some(shot) => {
+                    last = Some(Arc::new(shot.jpeg));
+                    publish(out, &band, last.clone(), config.quality).await;
+                }
+                // The screencast task only stops when its receiver is gone; treat it as the end.
+                None => return false,
+            },
+            _ = refresh.tick() => {
+                let now = band_info(page).await;
+                if now != info {
+                    info = now;
+                    band = Arc::new(draw_band(&info));
+                    publish(out, &band, last.clone(), config.quality).await;
+                }
+            }
+            changed = pages.changed() => return changed.is_ok(),
+        }
+    }
+}
+
+/// The tabs as the band shows them (empty when the browser does not answer).
+async fn band_info(page: &SessionPage) -> BandInfo {
+    BandInfo { tabs: page.tabs().await.unwrap_or_default() }
+}
+
+/// Composes a frame off the async threads and publishes it (a frame that cannot be composed is skipped).
+async fn publish(out: &watch::Sender<Option<Frame>>, band: &Arc<image::RgbImage>, page: Option<Arc<Vec<u8>>>, q: u8) {
+    let band = band.clone();
+    let composed = tokio::task::spawn_blocking(move || compose(&band, page.as_deref().map(Vec::as_slice), q)).await;
+    match composed {
+        Ok(Ok(jpeg)) => {
+            out.send_replace(Some(Bytes::from(jpeg)));
+        }
+        Ok(Err(e)) => tracing::debug!(error = %e, "a live view frame was skipped"),
+        Err(e) => tracing::warn!(error = %e, "composing a live view frame failed"),
+    }
+}
