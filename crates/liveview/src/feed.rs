@@ -18,11 +18,14 @@ pub struct LiveViewConfig {
     pub quality: u8,
     /// How often the band (tab titles, URL) is read again while nothing else changes.
     pub band_refresh: Duration,
+    /// Most frames per second composed for one session (each is a JPEG decode and encode); a
+    /// picture that changes faster is sampled, and its latest state is always sent.
+    pub max_fps: u32,
 }
 
 impl Default for LiveViewConfig {
     fn default() -> Self {
-        LiveViewConfig { quality: 70, band_refresh: Duration::from_millis(500) }
+        LiveViewConfig { quality: 70, band_refresh: Duration::from_millis(500), max_fps: 25 }
     }
 }
 
@@ -107,16 +110,25 @@ async fn watch_page(
     let mut last: Option<Arc<Vec<u8>>> = None;
     publish(out, &band, last.clone(), config.quality).await;
     let mut refresh = tokio::time::interval(config.band_refresh);
+    let min_gap = Duration::from_secs(1) / config.max_fps.max(1);
+    let mut next_allowed = tokio::time::Instant::now();
+    // A picture that came sooner than `min_gap` after the last frame, sent when the gap is over.
+    let mut held = false;
     loop {
         tokio::select! {
             shot = shots.recv() => match shot {
                 Some(shot) => {
                     last = Some(Arc::new(shot.jpeg));
-                    publish(out, &band, last.clone(), config.quality).await;
+                    held = true;
                 }
                 // The screencast task only stops when its receiver is gone; treat it as the end.
                 None => return false,
             },
+            _ = tokio::time::sleep_until(next_allowed), if held => {
+                held = false;
+                next_allowed = tokio::time::Instant::now() + min_gap;
+                publish(out, &band, last.clone(), config.quality).await;
+            }
             _ = refresh.tick() => {
                 let now = band_info(page).await;
                 if now != info {

@@ -1,7 +1,10 @@
 //! Benchmark (prints numbers, asserts nothing): prompt size per model turn on the fixture pages,
 //! session-start / task latency on a warm browser, and Chromium memory (PSS) per idle session. Run with `cargo bench -p webpilot --bench agent_steps`.
 
+mod common;
+
 use clap::Parser;
+use common::{median, pss_tree_kib};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use webpilot::config::{ServeConfig, StoreConfig};
@@ -13,33 +16,6 @@ use webpilot_testkit::{FixtureSite, Reply, ScriptedModel};
 struct Flags {
     #[command(flatten)]
     serve: ServeConfig,
-}
-
-/// Proportional set size (KiB) of `root` and all its descendants: shared pages are counted once.
-fn pss_tree_kib(root: u32) -> u64 {
-    let mut pids = vec![root];
-    let mut i = 0;
-    while i < pids.len() {
-        let parent = pids[i];
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-            let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)?.parse::<u32>().ok());
-            if ppid == Some(parent) {
-                pids.push(pid);
-            }
-        }
-        i += 1;
-    }
-    pids.iter()
-        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).ok())
-        .filter_map(|s| s.lines().find(|l| l.starts_with("Pss:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .sum()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 #[tokio::main]
