@@ -105,6 +105,7 @@ async fn watch_page(
     config: &LiveViewConfig,
 ) -> bool {
     let mut shots = page.screencast(config.quality);
+    let mut tab_changes = page.tab_changes();
     let mut info = band_info(page).await;
     let mut band = Arc::new(draw_band(&info));
     let mut last: Option<Arc<Vec<u8>>> = None;
@@ -129,6 +130,8 @@ async fn watch_page(
                 next_allowed = tokio::time::Instant::now() + min_gap;
                 publish(out, &band, last.clone(), config.quality).await;
             }
+            // A tab opened, closed or became active: redraw the band now, not at the next refresh.
+            _ = tab_changes.changed() => refresh.reset_immediately(),
             _ = refresh.tick() => {
                 let now = band_info(page).await;
                 if now != info {
