@@ -10,6 +10,14 @@ use std::fmt;
 /// Bytes of the HMAC kept in a token (128 bits, as for session ids).
 const TOKEN_BYTES: usize = 16;
 
+/// HMAC-SHA256 of `message` under `key` (the socket and the stream capabilities both sign with it).
+pub(crate) fn keyed_mac(key: &[u8; 32], message: &[u8]) -> Hmac<Sha256> {
+    // An HMAC accepts a key of any length, so this cannot fail.
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!());
+    mac.update(message);
+    mac
+}
+
 pub struct SocketKey([u8; 32]);
 
 impl SocketKey {
@@ -18,10 +26,7 @@ impl SocketKey {
     }
 
     fn mac(&self, session_id: &str) -> Hmac<Sha256> {
-        // An HMAC accepts a key of any length, so this cannot fail.
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!());
-        mac.update(session_id.as_bytes());
-        mac
+        keyed_mac(&self.0, session_id.as_bytes())
     }
 
     /// The token for `session_id` (hex).

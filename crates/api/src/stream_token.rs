@@ -4,6 +4,7 @@
 //! server secret kept in the data dir (so links stay valid across a restart, and nothing is stored per
 //! session). Changing the session id, the scope or the expiry breaks the MAC.
 
+use crate::capability::keyed_mac;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::fmt;
@@ -74,10 +75,7 @@ impl StreamKey {
     }
 
     fn mac(&self, session_id: &str, scope: Scope, expires: i64) -> Hmac<Sha256> {
-        // An HMAC accepts a key of any length, so this cannot fail.
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.0).unwrap_or_else(|_| unreachable!());
-        mac.update(format!("webpilot-stream\0{session_id}\0{}\0{expires}", scope.tag()).as_bytes());
-        mac
+        keyed_mac(&self.0, format!("webpilot-stream\0{session_id}\0{}\0{expires}", scope.tag()).as_bytes())
     }
 
     /// A token for `session_id` with `scope`, valid until `expires` (Unix seconds).

@@ -38,16 +38,14 @@ fn now_unix() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// The scope the request's token grants on `session_id`, or 401; a session that is not live is 404.
+/// The scope the request's token grants on `session_id`, or 401. Whether the session is still live
+/// is for the caller's own lookup of it to say (404).
 fn authorize(state: &AppState, session_id: &str, token: Option<&str>) -> Result<Scope, ErrorResponse> {
     let token = token.ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "the stream URL needs its token"))?;
     let scope = state
         .stream_key
         .check(session_id, token, now_unix())
         .map_err(|e| ApiError::new(ErrorCode::Unauthorized, e.to_string()))?;
-    if !state.manager.is_live(session_id) {
-        return Err(ApiError::new(ErrorCode::SessionNotFound, "the session has ended").into());
-    }
     Ok(scope)
 }
 
@@ -58,7 +56,10 @@ pub async fn view(
     Query(q): Query<TokenQuery>,
 ) -> Result<Response, ErrorResponse> {
     authorize(&state, &session_id, q.token.as_deref())?;
-    let pages = state.manager.pages(&session_id).ok_or_else(|| ApiError::code(ErrorCode::SessionNotFound))?;
+    let pages = state
+        .manager
+        .pages(&session_id)
+        .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
     let feed = state.live_view.watch(&session_id, pages);
     let mut response = Response::new(Body::from_stream(mjpeg::stream(feed, REPEAT_STILL_FRAME)));
     let headers = response.headers_mut();
@@ -111,11 +112,12 @@ pub async fn interaction(
     Query(q): Query<TokenQuery>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ErrorResponse> {
-    if authorize(&state, &session_id, q.token.as_deref())? != Scope::Control {
+    let scope = authorize(&state, &session_id, q.token.as_deref())?;
+    let owner = state.manager.owner(&session_id).await?;
+    if scope != Scope::Control {
         return Err(ApiError::new(ErrorCode::Unauthorized, "this view link is read-only").into());
     }
     let action = parse_json(body)?;
-    let owner = state.manager.owner(&session_id).await?;
     let message = json!({ "actionType": "interaction", "action": action });
     match state.manager.send(&owner, &session_id, &message).await? {
         SendOutcome::Ack(message) => Ok(Json(json!({ "success": true, "message": message }))),
