@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the service needs (Debian's Chromium), builds it, creates a first user with an API key
-# when the data directory has none, and runs the service on the embedded defaults (SQLite in ./data,
-# http://127.0.0.1:8080). Extra arguments go to `webpilot serve`.
+# Installs what the service needs (Debian's Chromium, and libvpx for the WebRTC live view), builds it,
+# creates a first user with an API key when the data directory has none, and runs the service on the
+# embedded defaults (SQLite in ./data, http://127.0.0.1:8080). Extra arguments go to `webpilot serve`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "installing chromium (Debian package)"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
+# chromium, and libvpx-dev + pkg-config for the WebRTC live view's VP8 encoder.
+source scripts/system-packages.sh
 
 # As root, the service starts Chromium as this unprivileged user, with Chromium's sandbox on (docs/security.md).
 if [ "$(id -u)" = 0 ] && ! id -u webpilot-browser >/dev/null 2>&1; then

@@ -1,14 +1,12 @@
 #!/usr/bin/env bash
-# Runs the whole test suite. Installs Chromium first when it is missing (Debian), creates the unprivileged
+# Runs the whole test suite. Installs Chromium and libvpx first when missing (Debian), creates the unprivileged
 # user Chromium runs as under root, installs the Python and JavaScript clients the black-box tests use, and
 # makes sure the local PostgreSQL that the schema test uses is running.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "installing chromium (Debian package)"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-fi
+# chromium, and libvpx-dev + pkg-config for the WebRTC live view's VP8 encoder.
+source scripts/system-packages.sh
 
 # As root, the service starts Chromium as this unprivileged user, with Chromium's sandbox on (docs/security.md).
 if [ "$(id -u)" = 0 ] && ! id -u webpilot-browser >/dev/null 2>&1; then

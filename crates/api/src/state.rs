@@ -4,7 +4,7 @@ use crate::ratelimit::RateLimiter;
 use crate::socket::SocketRegistry;
 use crate::stream_token::StreamKey;
 use std::sync::Arc;
-use webpilot_liveview::LiveView;
+use webpilot_liveview::{LiveView, WhepViewers};
 use webpilot_sessions::SessionManager;
 use webpilot_store::Store;
 
@@ -30,6 +30,8 @@ pub struct AppState {
     pub sockets: Arc<SocketRegistry>,
     /// The feeds of watched sessions.
     pub live_view: Arc<LiveView>,
+    /// The WebRTC (WHEP) viewers.
+    pub whep: Arc<WhepViewers>,
     /// Signs and checks the live-view URLs' tokens.
     pub stream_key: Arc<StreamKey>,
 }

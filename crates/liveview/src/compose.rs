@@ -120,9 +120,9 @@ fn write(img: &mut RgbImage, x: i32, y: i32, px: f32, colour: Rgb<u8>, text: &st
     draw_text_mut(img, colour, x, y, scale, font, &shown);
 }
 
-/// The whole frame as a JPEG: `band` on top of the page picture (`None` before the first one arrives:
-/// a white page). A picture of another size is scaled into the 1024 x 445 viewport.
-pub fn compose(band: &RgbImage, page_jpeg: Option<&[u8]>, quality: u8) -> Result<Vec<u8>, ComposeError> {
+/// The whole frame: `band` on top of the page picture (`None` before the first one arrives: a white
+/// page). A picture of another size is scaled into the 1024 x 445 viewport.
+pub fn compose_rgb(band: &RgbImage, page_jpeg: Option<&[u8]>) -> Result<RgbImage, ComposeError> {
     let mut frame = RgbImage::from_pixel(FRAME_WIDTH, FRAME_HEIGHT, Rgb([255, 255, 255]));
     imageops::replace(&mut frame, band, 0, 0);
     if let Some(jpeg) = page_jpeg {
@@ -133,11 +133,19 @@ pub fn compose(band: &RgbImage, page_jpeg: Option<&[u8]>, quality: u8) -> Result
         }
         imageops::replace(&mut frame, &page, 0, i64::from(CHROME_BAND));
     }
+    Ok(frame)
+}
+
+/// A frame as a JPEG of `quality`.
+pub fn encode_jpeg(frame: &RgbImage, quality: u8) -> Result<Vec<u8>, ComposeError> {
     let mut out = Vec::with_capacity(96 * 1024);
-    JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100))
-        .encode_image(&frame)
-        .map_err(ComposeError::Encode)?;
+    JpegEncoder::new_with_quality(&mut out, quality.clamp(1, 100)).encode_image(frame).map_err(ComposeError::Encode)?;
     Ok(out)
+}
+
+/// The whole frame as a JPEG (see [`compose_rgb`]).
+pub fn compose(band: &RgbImage, page_jpeg: Option<&[u8]>, quality: u8) -> Result<Vec<u8>, ComposeError> {
+    encode_jpeg(&compose_rgb(band, page_jpeg)?, quality)
 }
 
 #[cfg(test)]

@@ -2,10 +2,12 @@
 //! draws the band, and publishes each composed frame. It exists only while someone holds it: the last
 //! viewer's drop aborts it, which stops the screencast. It ends by itself when the session does.
 
-use crate::compose::{compose, draw_band, BandInfo};
+use crate::compose::{compose_rgb, draw_band, encode_jpeg, BandInfo};
+use crate::vp8::rgb_to_i420;
 use bytes::Bytes;
+use image::RgbImage;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -29,8 +31,31 @@ impl Default for LiveViewConfig {
     }
 }
 
-/// A composed 1024 x 600 JPEG.
-pub type Frame = Bytes;
+/// A composed 1024 x 600 frame, shared by every viewer of the session.
+pub type Frame = Arc<Composed>;
+
+/// One composed frame: the JPEG the HTTP stream sends, and the picture the video encoders read (as
+/// I420, converted once, by the first encoder that asks).
+pub struct Composed {
+    pub jpeg: Bytes,
+    rgb: RgbImage,
+    i420: OnceLock<Vec<u8>>,
+}
+
+impl Composed {
+    pub fn new(rgb: RgbImage, jpeg: Bytes) -> Self {
+        Composed { jpeg, rgb, i420: OnceLock::new() }
+    }
+
+    /// The picture as planar I420.
+    pub fn i420(&self) -> &[u8] {
+        self.i420.get_or_init(|| rgb_to_i420(&self.rgb))
+    }
+
+    pub fn dimensions(&self) -> (u32, u32) {
+        self.rgb.dimensions()
+    }
+}
 
 /// The feeds of every watched session.
 #[derive(Default)]
@@ -153,10 +178,15 @@ async fn band_info(page: &SessionPage) -> BandInfo {
 /// Composes a frame off the async threads and publishes it (a frame that cannot be composed is skipped).
 async fn publish(out: &watch::Sender<Option<Frame>>, band: &Arc<image::RgbImage>, page: Option<Arc<Vec<u8>>>, q: u8) {
     let band = band.clone();
-    let composed = tokio::task::spawn_blocking(move || compose(&band, page.as_deref().map(Vec::as_slice), q)).await;
+    let composed = tokio::task::spawn_blocking(move || {
+        let rgb = compose_rgb(&band, page.as_deref().map(Vec::as_slice))?;
+        let jpeg = encode_jpeg(&rgb, q)?;
+        Ok::<_, crate::compose::ComposeError>(Composed::new(rgb, Bytes::from(jpeg)))
+    })
+    .await;
     match composed {
-        Ok(Ok(jpeg)) => {
-            out.send_replace(Some(Bytes::from(jpeg)));
+        Ok(Ok(frame)) => {
+            out.send_replace(Some(Arc::new(frame)));
         }
         Ok(Err(e)) => tracing::debug!(error = %e, "a live view frame was skipped"),
         Err(e) => tracing::warn!(error = %e, "composing a live view frame failed"),

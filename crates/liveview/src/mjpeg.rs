@@ -50,7 +50,7 @@ pub fn stream(feed: Arc<Feed>, repeat: Duration) -> impl Stream<Item = Result<By
             }
             let frame = s.frames.borrow_and_update().clone();
             if let Some(frame) = frame {
-                return Some((Ok(part(&frame)), s));
+                return Some((Ok(part(&frame.jpeg)), s));
             }
         }
     })

@@ -1,5 +1,6 @@
 //! Test kit for webpilot: a small local fixture website that integration tests serve themselves, and a
-//! scripted model server speaking the OpenAI Chat Completions wire format.
+//! scripted model server speaking the OpenAI Chat Completions wire format, and a viewer browser for
+//! tests of the pages people use.
 //!
 //! Start it with [`FixtureSite::start`], point the browser at [`FixtureSite::url`] and inspect
 //! what the browser fetched with [`FixtureSite::requests`] / [`FixtureSite::was_requested`].
@@ -7,7 +8,9 @@
 pub mod decoy;
 pub mod model;
 pub mod site;
+pub mod viewer;
 
 pub use decoy::Decoy;
 pub use model::{Reply, ScriptedModel};
 pub use site::{FixtureSite, RequestRecord};
+pub use viewer::Viewer;

@@ -5,6 +5,7 @@ mod html;
 mod pages;
 mod paint;
 mod probes;
+mod whep_player;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -152,6 +153,7 @@ fn router(state: SiteState) -> Router {
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))
+        .route("/whep-player", get(whep_player::whep_player))
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
         .layer(middleware::from_fn_with_state(state.clone(), record))

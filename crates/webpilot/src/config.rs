@@ -13,6 +13,10 @@ pub struct ServeConfig {
     /// Address clients use to reach the service (socketURL, pollUrl); defaults to http://<listen>.
     #[arg(long, env = "WEBPILOT_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// The IP address WebRTC (WHEP) viewers reach the service's UDP ports at (its ICE host
+    /// candidate); defaults to the address of the interface the default route leaves by.
+    #[arg(long, env = "WEBPILOT_WEBRTC_IP")]
+    pub webrtc_ip: Option<std::net::IpAddr>,
     /// Chromium executable.
     #[arg(long, env = "WEBPILOT_CHROMIUM", default_value = "/usr/bin/chromium")]
     pub chromium: PathBuf,

@@ -17,7 +17,7 @@ use webpilot_agent::Agent;
 use webpilot_api::{ApiConfig, AppState, RateLimiter, SocketRegistry, StreamKey};
 use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
-use webpilot_liveview::{LiveView, LiveViewConfig};
+use webpilot_liveview::{LiveView, LiveViewConfig, WhepConfig, WhepViewers};
 use webpilot_llm::{LlmConfig, Provider};
 use webpilot_sessions::{SessionConfig, SessionManager};
 use webpilot_store::Store;
@@ -45,6 +45,7 @@ pub struct RunningApp {
     pub sockets: Arc<SocketRegistry>,
     /// The feeds of watched sessions (tests look at how many run).
     pub live_view: Arc<LiveView>,
+    pub whep: Arc<WhepViewers>,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -128,12 +129,18 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let stream_key = StreamKey::load_or_create(&secret)
         .map_err(|source| StartError::StreamSecret { path: secret.clone(), source })?;
     let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
+    let mut whep_config = WhepConfig::default();
+    if let Some(ip) = serve.webrtc_ip {
+        whep_config.candidate_ip = ip;
+    }
+    let whep = Arc::new(WhepViewers::new(whep_config));
     let state = AppState {
         manager: manager.clone(),
         store: store.clone(),
         rate: rate.clone(),
         sockets: sockets.clone(),
         live_view: live_view.clone(),
+        whep: whep.clone(),
         stream_key: Arc::new(stream_key),
         config: Arc::new(ApiConfig {
             public_url,
@@ -166,7 +173,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, sockets, live_view, stop, server: Some(server) })
+    Ok(RunningApp { addr, store, manager, sockets, live_view, whep, stop, server: Some(server) })
 }
 
 /// The configured model agent, or the offline planner when no provider is set.

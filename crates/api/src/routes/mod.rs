@@ -8,12 +8,13 @@ mod openai;
 mod sessions;
 mod stream;
 mod tasks;
+mod whep;
 
 use crate::error::ErrorResponse;
 use crate::state::AppState;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, delete, get, post};
 use axum::Router;
 use std::future::Future;
 use webpilot_core::{ApiError, ErrorCode};
@@ -37,7 +38,11 @@ pub fn router(state: AppState) -> Router {
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share))
         .route("/stream/{session_id}/interaction", post(stream::interaction))
-        .route("/stream/{session_id}/whep", any(stream::whep_not_available))
+        .route("/stream/{session_id}/whep", post(whep::offer).options(whep::preflight).patch(whep::no_trickle))
+        .route(
+            "/stream/{session_id}/whep/{resource}",
+            delete(whep::end).options(whep::preflight).patch(whep::no_trickle),
+        )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(tower_http::trace::TraceLayer::new_for_http())

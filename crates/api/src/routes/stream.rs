@@ -1,6 +1,6 @@
 //! The live view over HTTP: `GET /stream/:id/view` (MJPEG, by stream token), `POST /stream/:id/share`
 //! (the owner makes a read-only link), `POST /stream/:id/interaction` (clicks, typing and keys by a
-//! control token). The WebRTC (WHEP) endpoint is not served yet.
+//! control token). The WebRTC (WHEP) endpoint is in `whep`.
 
 use super::rate_limited;
 use crate::auth::AuthUser;
@@ -31,7 +31,7 @@ const DEFAULT_SHARE_SECONDS: i64 = 300;
 
 #[derive(Deserialize)]
 pub struct TokenQuery {
-    token: Option<String>,
+    pub(super) token: Option<String>,
 }
 
 fn now_unix() -> i64 {
@@ -40,7 +40,7 @@ fn now_unix() -> i64 {
 
 /// The scope the request's token grants on `session_id`, or 401. Whether the session is still live
 /// is for the caller's own lookup of it to say (404).
-fn authorize(state: &AppState, session_id: &str, token: Option<&str>) -> Result<Scope, ErrorResponse> {
+pub(super) fn authorize(state: &AppState, session_id: &str, token: Option<&str>) -> Result<Scope, ErrorResponse> {
     let token = token.ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "the stream URL needs its token"))?;
     let scope = state
         .stream_key
@@ -123,9 +123,4 @@ pub async fn interaction(
         SendOutcome::Ack(message) => Ok(Json(json!({ "success": true, "message": message }))),
         SendOutcome::Task(_) => Err(ApiError::code(ErrorCode::InvalidParams).into()),
     }
-}
-
-/// The WHEP endpoint, announced as `webRTCURL`, is not served yet.
-pub async fn whep_not_available() -> ErrorResponse {
-    ApiError::new(ErrorCode::NotImplemented, "the WebRTC (WHEP) stream is not available yet; use webViewURL").into()
 }

@@ -304,3 +304,12 @@ pub fn cmdline(pid: u32) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Waits until `cond` holds (checked every 50 ms), failing after `limit`.
+pub async fn wait_until(limit: std::time::Duration, what: &str, cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "not reached in {limit:?}: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -2,7 +2,7 @@
 //! (following popups), tokens that must be right and unexpired, read-only links, manual clicks by
 //! the owner's link, and streams (and their screencast) ending with the session or the last viewer.
 
-use crate::helpers::TestApp;
+use crate::helpers::{wait_until, TestApp};
 use image::{Rgb, RgbImage};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -208,12 +208,4 @@ async fn streams_end_with_the_session_and_the_screencast_stops_without_viewers()
         .assert_error(404, "SESSION_NOT_FOUND");
     wait_until(Duration::from_secs(10), "the feed stopped", || app.app().live_view.active_feeds() == 0).await;
     app.stop().await;
-}
-
-async fn wait_until(limit: Duration, what: &str, cond: impl Fn() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !cond() {
-        assert!(Instant::now() < deadline, "not reached in {limit:?}: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }

@@ -21,3 +21,4 @@ mod socket;
 mod socket_security;
 mod states;
 mod validation;
+mod whep;

@@ -1,0 +1,110 @@
+//! The WebRTC live view (WHEP): a real WebRTC peer (headless Chromium's `RTCPeerConnection`, on a page
+//! of another origin) gets a 201 answer and decodes 1024 x 600 VP8 video of the composed frames;
+//! `DELETE` ends the viewer and its encoder; bad requests get clear errors.
+
+use crate::helpers::{wait_until, TestApp};
+use serde_json::{json, Value};
+use std::time::Duration;
+use webpilot_testkit::viewer::{eval, eval_until};
+use webpilot_testkit::Viewer;
+
+fn near(px: &Value, c: [i64; 3]) -> bool {
+    px.as_array()
+        .is_some_and(|p| p.len() == 3 && p.iter().zip(c).all(|(a, b)| (a.as_i64().unwrap_or(-99) - b).abs() < 40))
+}
+
+async fn session_on(app: &TestApp, key: &str, page: &str) -> (String, Value) {
+    let r = app.post("/start/start-session", key, json!({ "startingUrl": app.site.url(page) })).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    (r.body["sessionId"].as_str().expect("sessionId").to_owned(), r.body)
+}
+
+#[tokio::test]
+async fn a_webrtc_viewer_decodes_the_composed_video_until_it_is_deleted() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, body) = session_on(&app, &key, "/paint?bg=ff0000").await;
+    let whep_url = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
+
+    let viewer = Viewer::launch().await;
+    let player = viewer.open(&app.site.url("/whep-player")).await;
+    let status = eval(&player, &format!("startWhep({})", json!(whep_url))).await;
+    assert_eq!(status, 201, "{}", eval(&player, "JSON.stringify(window.whep)").await);
+
+    let stats = "whepStats()";
+    let red = eval_until(&player, stats, Duration::from_secs(30), "decoded red video", |s| {
+        s["framesDecoded"].as_u64().unwrap_or(0) >= 1 && near(&s["page"], [255, 0, 0])
+    })
+    .await;
+    assert_eq!((red["width"].as_u64(), red["height"].as_u64()), (Some(1024), Some(600)), "{red}");
+    assert_eq!(red["codec"], "video/VP8", "{red}");
+    assert_eq!(red["contentType"], "application/sdp", "{red}");
+    // The top band is the service's drawing (the tab strip's colour), not the page.
+    assert!(near(&red["band"], [222, 225, 230]), "{red}");
+    assert_eq!(app.app().whep.active(), 1);
+
+    // The page changes: the video follows.
+    let done = app.run_in(&key, &sid, &format!("open {}", app.site.url("/paint?bg=0000ff"))).await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    let blue =
+        eval_until(&player, stats, Duration::from_secs(20), "decoded blue video", |s| near(&s["page"], [0, 0, 255]))
+            .await;
+    assert!(blue["framesDecoded"].as_u64() > red["framesDecoded"].as_u64(), "{blue}");
+
+    // DELETE on the resource ends the viewer, its encoder and (the last viewer gone) the screencast.
+    let location = red["location"].as_str().expect("a Location").to_owned();
+    assert!(location.starts_with(&format!("/stream/{sid}/whep/")), "{location}");
+    let deleted = app.client.delete(format!("{}{location}", app.base)).send().await.expect("DELETE");
+    assert_eq!(deleted.status(), 200);
+    assert_eq!(app.app().whep.active(), 0);
+    wait_until(Duration::from_secs(10), "the feed stopped", || app.app().live_view.active_feeds() == 0).await;
+    let again = app.client.delete(format!("{}{location}", app.base)).send().await.expect("DELETE");
+    assert_eq!(again.status(), 404);
+    viewer.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn whep_requests_that_cannot_be_answered_get_clear_errors() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, body) = session_on(&app, &key, "/paint?bg=ffffff").await;
+    let whep_url = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
+    let post = |url: String, ct: &'static str, body: &'static str| {
+        let client = app.client.clone();
+        async move {
+            let r = client.post(url).header("content-type", ct).body(body).send().await.expect("POST");
+            let status = r.status().as_u16();
+            let cors = r.headers().get("access-control-allow-origin").map(|v| v.to_str().unwrap_or("").to_owned());
+            (status, cors, r.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (status, cors, err) = post(format!("{}/stream/{sid}/whep", app.base), "application/sdp", "v=0").await;
+    assert_eq!((status, err["code"].as_str()), (401, Some("UNAUTHORIZED")), "{err}");
+    assert_eq!(cors.as_deref(), Some("*"), "errors are readable cross-origin too");
+    let (status, _, err) = post(whep_url.clone(), "application/json", "{}").await;
+    assert_eq!((status, err["code"].as_str()), (415, Some("UNSUPPORTED_MEDIA_TYPE")), "{err}");
+    let (status, _, err) = post(whep_url.clone(), "application/sdp", "not an offer").await;
+    assert_eq!(
+        (status, err["code"].as_str(), err["success"].as_bool()),
+        (400, Some("INVALID_PARAMS"), Some(false)),
+        "{err}"
+    );
+
+    // The CORS preflight a browser sends before posting application/sdp.
+    let pre = app.client.request(reqwest::Method::OPTIONS, &whep_url).send().await.expect("OPTIONS");
+    assert_eq!(pre.status(), 204);
+    let methods = pre.headers()["access-control-allow-methods"].to_str().unwrap_or("").to_owned();
+    assert!(methods.contains("POST") && methods.contains("DELETE"), "{methods}");
+    assert_eq!(pre.headers()["accept-post"], "application/sdp");
+    let patch = app.client.patch(&whep_url).send().await.expect("PATCH");
+    assert_eq!(patch.status(), 405);
+    let unknown = app.client.delete(format!("{}/stream/{sid}/whep/00112233", app.base)).send().await.expect("DELETE");
+    assert_eq!(unknown.status(), 404);
+
+    // A terminated session's URL: 404.
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    let (status, _, err) = post(whep_url, "application/sdp", "v=0").await;
+    assert_eq!((status, err["code"].as_str()), (404, Some("SESSION_NOT_FOUND")), "{err}");
+    app.stop().await;
+}
