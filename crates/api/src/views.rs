@@ -19,6 +19,20 @@ pub fn poll_url(config: &ApiConfig, task: &StartedTask) -> String {
 /// How long past the session's own end its stream URLs stay valid (a clock-skew margin).
 const STREAM_TOKEN_MARGIN_SECONDS: i64 = 60;
 
+/// The `streaming` object of a session: its owner's (control) live-view URLs, valid for `lifetime_ms`
+/// more (the session's remaining life) plus a margin.
+pub fn streaming(config: &ApiConfig, stream_key: &StreamKey, session_id: &str, lifetime_ms: u64) -> Value {
+    let base = &config.public_url;
+    let lifetime = i64::try_from(lifetime_ms / 1000).unwrap_or(i64::MAX / 2);
+    let expires = chrono::Utc::now().timestamp() + lifetime + STREAM_TOKEN_MARGIN_SECONDS;
+    let token = stream_key.issue(session_id, Scope::Control, expires);
+    json!({
+        "webRTCURL": format!("{base}/stream/{session_id}/whep?token={token}"),
+        "webViewURL": format!("{base}/stream/{session_id}/view?token={token}"),
+        "dimensions": { "width": FRAME_WIDTH, "height": FRAME_HEIGHT },
+    })
+}
+
 /// Body of start-session; `socket_url` carries the session's socket capability, and the streaming
 /// URLs its owner's (control) live-view token, valid for the session's lifetime.
 pub fn session_started(
@@ -28,18 +42,11 @@ pub fn session_started(
     initial_prompt: &str,
     socket_url: &str,
 ) -> Value {
-    let base = &config.public_url;
-    let expires = chrono::Utc::now().timestamp() + (s.expires_in_ms / 1000) as i64 + STREAM_TOKEN_MARGIN_SECONDS;
-    let token = stream_key.issue(s.session_id.as_str(), Scope::Control, expires);
     let mut body = json!({
         "success": true,
         "sessionId": s.session_id,
         "socketURL": socket_url,
-        "streaming": {
-            "webRTCURL": format!("{base}/stream/{}/whep?token={token}", s.session_id),
-            "webViewURL": format!("{base}/stream/{}/view?token={token}", s.session_id),
-            "dimensions": { "width": FRAME_WIDTH, "height": FRAME_HEIGHT },
-        },
+        "streaming": streaming(config, stream_key, s.session_id.as_str(), s.expires_in_ms),
         "initialPrompt": initial_prompt,
         "expiresIn": s.expires_in_ms,
         "balance": micros_to_usd(s.balance_micros),

@@ -25,7 +25,8 @@ impl Viewer {
             .new_headless_mode()
             .no_sandbox()
             .user_data_dir(profile.path())
-            .window_size(1280, 800)
+            .window_size(1440, 1000)
+            .viewport(None)
             .arg("autoplay-policy=no-user-gesture-required")
             .arg("disable-gpu")
             .build()
@@ -75,4 +76,28 @@ pub async fn eval_until(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// A real mouse click (DevTools input events) at page coordinates `(x, y)`.
+pub async fn click_at(page: &Page, x: f64, y: f64) {
+    page.click(chromiumoxide::layout::Point { x, y }).await.expect("a mouse click");
+}
+
+/// A real mouse click on the element `selector` matches.
+pub async fn click(page: &Page, selector: &str) {
+    let element = page.find_element(selector).await.unwrap_or_else(|e| panic!("no {selector}: {e}"));
+    element.click().await.unwrap_or_else(|e| panic!("clicking {selector}: {e}"));
+}
+
+/// Focuses the element `selector` matches and types `text` into it with key events.
+pub async fn type_into(page: &Page, selector: &str, text: &str) {
+    let element = page.find_element(selector).await.unwrap_or_else(|e| panic!("no {selector}: {e}"));
+    element.click().await.unwrap_or_else(|e| panic!("focusing {selector}: {e}"));
+    element.type_str(text).await.unwrap_or_else(|e| panic!("typing into {selector}: {e}"));
+}
+
+/// Saves a PNG of the visible page at `path`.
+pub async fn screenshot(page: &Page, path: &std::path::Path) {
+    let params = chromiumoxide::page::ScreenshotParams::builder().build();
+    page.save_screenshot(params, path).await.expect("a screenshot");
 }

@@ -2,6 +2,7 @@
 //! fallbacks, and the rate-limit wrapper the four limited endpoints share.
 
 mod chat;
+mod console;
 mod health;
 mod mcp;
 mod openai;
@@ -32,6 +33,9 @@ pub fn router(state: AppState) -> Router {
         .route("/start/start-session", post(sessions::start_session))
         .route("/start/send-message", post(sessions::send_message))
         .route("/start/run-task", post(sessions::run_task))
+        .route("/start/sessions", get(sessions::list))
+        .route("/console", get(console::page))
+        .route("/console/{asset}", get(console::asset))
         .route("/task/{session_id}/{task_id}", get(tasks::poll))
         .route("/start/health", get(health::health))
         .route("/start/active-sockets", get(health::active_sockets))

@@ -1,4 +1,4 @@
-//! POST /start/start-session, /start/send-message and /start/run-task.
+//! POST /start/start-session, /start/send-message and /start/run-task; GET /start/sessions.
 
 use super::rate_limited;
 use crate::auth::AuthUser;
@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
 use serde_json::{json, Value};
-use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams};
+use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
 use webpilot_sessions::SendOutcome;
 
 pub async fn start_session(
@@ -64,4 +64,24 @@ pub async fn send_message(
         Ok(Json(body))
     })
     .await
+}
+
+/// `GET /start/sessions`: the caller's live sessions, each with its socket and live-view URLs (what
+/// start-session answered), so a console opened later can watch and drive them.
+pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<Value> {
+    let base = &state.config.public_url;
+    let sessions: Vec<Value> = state
+        .manager
+        .live_sessions(&user.id)
+        .iter()
+        .map(|id| {
+            json!({
+                "sessionId": id,
+                "socketURL": state.sockets.socket_url(base, id.as_str()),
+                // The remaining life is not tracked here; no session outlives the longest maxDuration.
+                "streaming": views::streaming(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
+            })
+        })
+        .collect();
+    Json(json!({ "success": true, "count": sessions.len(), "sessions": sessions }))
 }

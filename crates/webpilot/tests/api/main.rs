@@ -10,6 +10,7 @@ mod auth;
 mod browser;
 mod chat;
 mod concurrency;
+mod console;
 mod edge_cases;
 mod egress;
 mod endpoints;

@@ -1,0 +1,49 @@
+//! `/console`: the page people use to watch and drive their sessions (plain HTML, a script and the
+//! vendored Socket.IO client, all built into the binary; no build step, no CDN). The page itself is
+//! public; everything it does goes through the API with the key the person pastes in.
+
+use crate::error::ErrorResponse;
+use axum::extract::Path;
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use webpilot_core::{ApiError, ErrorCode};
+
+const PAGE: &str = include_str!("../../assets/console/index.html");
+const SCRIPT: &str = include_str!("../../assets/console/console.js");
+const STYLE: &str = include_str!("../../assets/console/console.css");
+/// socket.io-client 4.8.4's `dist/socket.io.min.js` from npm (MIT, licence beside it).
+const SOCKET_IO: &str = include_str!("../../assets/console/socket.io.min.js");
+
+fn text(body: &'static str, content_type: &'static str) -> Response {
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    // The key lives in the page's session storage: no other origin may frame or script it.
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    // Only its own scripts run; the video may come from the service's public URL, whatever its origin.
+    headers.insert(
+        "content-security-policy",
+        HeaderValue::from_static(
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' http: https: data:; \
+             media-src 'self' blob:; connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'",
+        ),
+    );
+    response
+}
+
+/// `GET /console`.
+pub async fn page() -> Response {
+    text(PAGE, "text/html; charset=utf-8")
+}
+
+/// `GET /console/:asset`: the page's script, style and Socket.IO client.
+pub async fn asset(Path(name): Path<String>) -> Response {
+    match name.as_str() {
+        "console.js" => text(SCRIPT, "text/javascript; charset=utf-8"),
+        "console.css" => text(STYLE, "text/css; charset=utf-8"),
+        "socket.io.min.js" => text(SOCKET_IO, "text/javascript; charset=utf-8"),
+        _ => ErrorResponse::from(ApiError::new(ErrorCode::NotFound, "no such console file")).into_response(),
+    }
+}

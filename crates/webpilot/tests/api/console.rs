@@ -1,0 +1,157 @@
+//! The console (`/console`) in a real headless Chromium: a person pastes a key, starts a session,
+//! watches its live video, sends a task and sees its events, and takes over with a click on the video
+//! that lands on the page at the spec's coordinates. With `WEBPILOT_CONSOLE_SCREENSHOT=<path>` the test
+//! also saves a screenshot of the console watching the session (docs/console.png is made this way).
+
+use crate::helpers::TestApp;
+use serde_json::{json, Value};
+use std::time::Duration;
+use webpilot_testkit::viewer::{click, click_at, eval, eval_until, screenshot, type_into};
+use webpilot_testkit::Viewer;
+
+/// The log lines of the console's event list, then its status line.
+const LOG: &str = "Array.from(document.querySelectorAll('#log li')).map((li) => li.textContent)\
+                   .concat(['status: ' + document.getElementById('status').textContent])";
+
+fn log_has(lines: &Value, needle: &str) -> bool {
+    lines.as_array().is_some_and(|l| l.iter().any(|line| line.as_str().is_some_and(|s| s.contains(needle))))
+}
+
+#[tokio::test]
+async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let viewer = Viewer::launch().await;
+    let console = viewer.open(&format!("{}/console", app.base)).await;
+
+    // The key goes into the tab's session storage, never the URL.
+    type_into(&console, "#key", &key).await;
+    click(&console, "#use-key").await;
+    eval_until(&console, "sessionStorage.getItem('webpilot.key')", Duration::from_secs(5), "the key kept", |v| {
+        v == &json!(key)
+    })
+    .await;
+    assert!(!eval(&console, "location.href").await.as_str().unwrap_or_default().contains(&key));
+    assert_eq!(eval(&console, "document.getElementById('key').value").await, "", "the input is cleared");
+
+    // Start a session on a red page; the console selects it and shows its video.
+    type_into(&console, "#starting-url", &app.site.url("/paint?bg=ff0000")).await;
+    click(&console, "#start").await;
+    let video = "(() => { const v = document.getElementById('video'); const c = document.createElement('canvas'); \
+                 c.width = 1024; c.height = 600; const x = c.getContext('2d'); \
+                 if (!v.videoWidth) return { width: 0 }; x.drawImage(v, 0, 0, 1024, 600); \
+                 return { width: v.videoWidth, height: v.videoHeight, page: Array.from(x.getImageData(500, 400, 1, 1).data.slice(0, 3)), \
+                 mode: document.getElementById('video-mode').textContent }; })()";
+    let shown = eval_until(&console, video, Duration::from_secs(30), "the red page in the video", |v| {
+        v["page"].as_array().is_some_and(|p| p.len() == 3 && p[0].as_i64() > Some(200) && p[1].as_i64() < Some(60))
+    })
+    .await;
+    assert_eq!((shown["width"].as_u64(), shown["height"].as_u64()), (Some(1024), Some(600)), "{shown}");
+    assert_eq!(shown["mode"], "WebRTC", "{shown}");
+    let listed = eval_until(
+        &console,
+        "document.querySelectorAll('#sessions li').length",
+        Duration::from_secs(5),
+        "the session listed",
+        |v| v == &json!(1),
+    )
+    .await;
+    assert_eq!(listed, 1);
+    let sid =
+        eval(&console, "document.getElementById('current').textContent").await.as_str().unwrap_or_default().to_owned();
+    assert!(app.app().manager.is_live(&sid), "the console's session {sid} is live");
+
+    // A task sent from the console runs, and its events appear in the log.
+    type_into(&console, "#task", "report the title").await;
+    click(&console, "#send-task").await;
+    let lines = eval_until(&console, LOG, Duration::from_secs(30), "task_completed in the log", |l| {
+        log_has(l, "task_completed")
+    })
+    .await;
+    assert!(log_has(&lines, "Paint ff0000"), "the result is shown: {lines}");
+    // Take over and click the video at frame (300, 255): the page gets a click at (300, 100).
+    click(&console, "#takeover").await;
+    eval_until(
+        &console,
+        "document.getElementById('takeover').getAttribute('aria-pressed')",
+        Duration::from_secs(5),
+        "take over on",
+        |v| v == "true",
+    )
+    .await;
+    let rect = eval(&console, "(() => { const r = document.getElementById('screen').getBoundingClientRect(); return { left: r.left, top: r.top, width: r.width, height: r.height }; })()").await;
+    assert_eq!(
+        (rect["width"].as_f64(), rect["height"].as_f64()),
+        (Some(1024.0), Some(600.0)),
+        "shown at its own size: {rect}"
+    );
+    let (left, top) = (rect["left"].as_f64().unwrap_or(0.0), rect["top"].as_f64().unwrap_or(0.0));
+    click_at(&console, left + 300.0, top + 255.0).await;
+    eval_until(&console, LOG, Duration::from_secs(10), "the click in the log", |l| log_has(l, "click: 300,255")).await;
+    // Release control, then the page must have seen the click where the person clicked.
+    click(&console, "#takeover").await;
+    assert_eq!(poll_title(&app, &key, &sid).await, "clicked 300,100");
+
+    // A second task from the console, on the fixture's home page; the screenshot shows this moment.
+    type_into(&console, "#task", &format!("open {}", app.site.url("/"))).await;
+    click(&console, "#send-task").await;
+    eval_until(&console, LOG, Duration::from_secs(30), "the second task completed", |l| {
+        let lines: Vec<&str> = l.as_array().map(|l| l.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let sent = lines.iter().position(|s| s.contains("task: open"));
+        sent.is_some_and(|i| lines[i..].iter().any(|s| s.contains("task_completed")))
+    })
+    .await;
+    if let Ok(path) = std::env::var("WEBPILOT_CONSOLE_SCREENSHOT") {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        screenshot(&console, std::path::Path::new(&path)).await;
+    }
+    viewer.close().await;
+    app.stop().await;
+}
+
+/// The session's page title, read by a task once the console's manual click has landed.
+async fn poll_title(app: &TestApp, key: &str, sid: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let done = app.run_in(key, sid, "report the title").await;
+        let title = done["data"]["message"].as_str().unwrap_or_default().to_owned();
+        if title.starts_with("clicked") || std::time::Instant::now() > deadline {
+            return title;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test]
+async fn the_session_list_shows_only_the_callers_live_sessions_and_the_console_files_are_served() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, other) = app.user(5.0).await;
+    let mine = app.start_session(&key, json!({})).await;
+    let theirs = app.start_session(&other, json!({})).await;
+    let list = app.client.get(format!("{}/start/sessions", app.base)).bearer_auth(&key).send().await.expect("GET");
+    assert_eq!(list.status(), 200);
+    let body: Value = list.json().await.expect("JSON");
+    let ids: Vec<&str> =
+        body["sessions"].as_array().expect("sessions").iter().filter_map(|s| s["sessionId"].as_str()).collect();
+    assert_eq!(ids, vec![mine.as_str()], "{body}");
+    assert!(!body.to_string().contains(&theirs));
+    let first = &body["sessions"][0];
+    assert!(first["socketURL"].as_str().unwrap_or_default().contains("token="), "{first}");
+    assert!(first["streaming"]["webRTCURL"].as_str().unwrap_or_default().contains("/whep?token="), "{first}");
+    app.get("/start/sessions").await.assert_error(401, "UNAUTHORIZED");
+
+    let page = app.client.get(format!("{}/console", app.base)).send().await.expect("GET");
+    assert_eq!(page.status(), 200);
+    assert!(page.headers()["content-security-policy"].to_str().unwrap_or_default().contains("script-src 'self'"));
+    assert!(page.text().await.unwrap_or_default().contains("/console/console.js"));
+    for (file, kind) in
+        [("console.js", "text/javascript"), ("console.css", "text/css"), ("socket.io.min.js", "text/javascript")]
+    {
+        let r = app.client.get(format!("{}/console/{file}", app.base)).send().await.expect("GET");
+        assert_eq!(r.status(), 200, "{file}");
+        assert!(r.headers()["content-type"].to_str().unwrap_or_default().starts_with(kind), "{file}");
+    }
+    app.get("/console/nothing.js").await.assert_error(404, "NOT_FOUND");
+    app.stop().await;
+}
