@@ -30,6 +30,9 @@ pub struct BrowserSettings {
     pub max_tabs: usize,
     /// Destinations the operator allows although they are not public (`--egress-allow`).
     pub egress_allow: Arc<[AllowEntry]>,
+    /// Most contexts being prepared at once; more wait their turn, so a burst of session starts does
+    /// not starve every one of them past its DevTools timeouts.
+    pub max_preparing: usize,
 }
 
 impl Default for BrowserSettings {
@@ -46,6 +49,7 @@ impl Default for BrowserSettings {
             extra_args: Vec::new(),
             max_tabs: 8,
             egress_allow: Arc::from(Vec::new()),
+            max_preparing: 4,
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct BrowserPool {
 struct PoolInner {
     settings: BrowserSettings,
     permits: Arc<Semaphore>,
+    /// Turns to prepare a context (see `BrowserSettings::max_preparing`).
+    preparing: Semaphore,
     slots: Vec<Mutex<Option<Arc<BrowserProcess>>>>,
     next: AtomicUsize,
     tracker: TaskTracker,
@@ -49,6 +51,7 @@ impl BrowserPool {
         BrowserPool {
             inner: Arc::new(PoolInner {
                 permits: Arc::new(Semaphore::new(settings.max_sessions)),
+                preparing: Semaphore::new(settings.max_preparing.max(1)),
                 settings,
                 slots,
                 next: AtomicUsize::new(0),
@@ -71,6 +74,8 @@ impl BrowserPool {
     /// A fresh context and page without taking a slot: for a lease whose browser died (install it with
     /// [`BrowserLease::install`]). A dead process is relaunched here.
     pub async fn replacement(&self, policy: DomainPolicy) -> Result<Replacement, BrowserError> {
+        // Waiting for a turn is not under the DevTools timeouts; only the preparation itself is.
+        let _turn = self.inner.preparing.acquire().await.map_err(|_| BrowserError::NoCapacity)?;
         let process = self.process().await?;
         let timeout = self.inner.settings.cdp_timeout;
         // Every request of the context goes through its own egress proxy; `<-loopback>` stops Chromium

@@ -34,17 +34,33 @@ impl Default for LiveViewConfig {
 /// A composed 1024 x 600 frame, shared by every viewer of the session.
 pub type Frame = Arc<Composed>;
 
-/// One composed frame: the JPEG the HTTP stream sends, and the picture the video encoders read (as
-/// I420, converted once, by the first encoder that asks).
+/// One composed frame. Each kind of viewer reads it in its own form, made once, by the first viewer of
+/// that kind that asks, so a session watched only over WebRTC never encodes a JPEG, and one watched only
+/// over MJPEG never converts to I420.
 pub struct Composed {
-    pub jpeg: Bytes,
     rgb: RgbImage,
+    quality: u8,
+    jpeg: OnceLock<Option<Bytes>>,
     i420: OnceLock<Vec<u8>>,
 }
 
 impl Composed {
-    pub fn new(rgb: RgbImage, jpeg: Bytes) -> Self {
-        Composed { jpeg, rgb, i420: OnceLock::new() }
+    pub fn new(rgb: RgbImage, quality: u8) -> Self {
+        Composed { rgb, quality, jpeg: OnceLock::new(), i420: OnceLock::new() }
+    }
+
+    /// The frame as a JPEG (`None` if it cannot be encoded). CPU-heavy the first time: call it off the
+    /// async threads.
+    pub fn jpeg(&self) -> Option<Bytes> {
+        self.jpeg
+            .get_or_init(|| match encode_jpeg(&self.rgb, self.quality) {
+                Ok(jpeg) => Some(Bytes::from(jpeg)),
+                Err(e) => {
+                    tracing::debug!(error = %e, "a live view frame could not be encoded");
+                    None
+                }
+            })
+            .clone()
     }
 
     /// The picture as planar I420.
@@ -180,8 +196,7 @@ async fn publish(out: &watch::Sender<Option<Frame>>, band: &Arc<image::RgbImage>
     let band = band.clone();
     let composed = tokio::task::spawn_blocking(move || {
         let rgb = compose_rgb(&band, page.as_deref().map(Vec::as_slice))?;
-        let jpeg = encode_jpeg(&rgb, q)?;
-        Ok::<_, crate::compose::ComposeError>(Composed::new(rgb, Bytes::from(jpeg)))
+        Ok::<_, crate::compose::ComposeError>(Composed::new(rgb, q))
     })
     .await;
     match composed {

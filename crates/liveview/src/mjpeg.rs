@@ -50,7 +50,10 @@ pub fn stream(feed: Arc<Feed>, repeat: Duration) -> impl Stream<Item = Result<By
             }
             let frame = s.frames.borrow_and_update().clone();
             if let Some(frame) = frame {
-                return Some((Ok(part(&frame.jpeg)), s));
+                let jpeg = tokio::task::spawn_blocking(move || frame.jpeg()).await.ok().flatten();
+                if let Some(jpeg) = jpeg {
+                    return Some((Ok(part(&jpeg)), s));
+                }
             }
         }
     })

@@ -3,7 +3,7 @@
 //! evaluates scripts in them (the WHEP player, the console).
 
 use chromiumoxide::browser::{Browser, BrowserConfig};
-use chromiumoxide::Page;
+pub use chromiumoxide::Page;
 use futures::StreamExt;
 use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;

@@ -60,6 +60,18 @@ async fn a_webrtc_viewer_decodes_the_composed_video_until_it_is_deleted() {
     wait_until(Duration::from_secs(10), "the feed stopped", || app.app().live_view.active_feeds() == 0).await;
     let again = app.client.delete(format!("{}{location}", app.base)).send().await.expect("DELETE");
     assert_eq!(again.status(), 404);
+
+    // A viewer that is still watching when the session ends is ended with it.
+    let status = eval(&player, &format!("startWhep({})", json!(whep_url))).await;
+    assert_eq!(status, 201);
+    eval_until(&player, stats, Duration::from_secs(30), "the second connection's video", |s| {
+        s["framesDecoded"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    assert_eq!(app.app().whep.active(), 1);
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    wait_until(Duration::from_secs(10), "the viewer ended with the session", || app.app().whep.active() == 0).await;
+    wait_until(Duration::from_secs(10), "the feed stopped", || app.app().live_view.active_feeds() == 0).await;
     viewer.close().await;
     app.stop().await;
 }
