@@ -133,8 +133,10 @@ async function sendTask(event) {
   event.preventDefault();
   const taskDetails = $('task').value.trim();
   if (!taskDetails) return;
+  log('task', taskDetails);
+  $('task').value = '';
   const answer = await send({ actionType: 'newTask', newState: 'start', taskDetails });
-  if (answer && answer.success !== false) { log('task', taskDetails); $('task').value = ''; }
+  if (!answer || answer.success === false) log('task refused', answer ? `${answer.code}: ${answer.message}` : 'no answer');
 }
 
 function askGuardrail(question) {

@@ -1,6 +1,6 @@
 //! The console (`/console`) in a real headless Chromium: a person pastes a key, starts a session,
-//! watches its live video, sends a task and sees its events, and takes over with a click on the video
-//! that lands on the page at the spec's coordinates. With `WEBPILOT_CONSOLE_SCREENSHOT=<path>` the test
+//! watches its live video, sends a task and sees its events, takes over with a click on the video
+//! that lands on the page at the spec's coordinates, and answers the agent's question in place. With `WEBPILOT_CONSOLE_SCREENSHOT=<path>` the test
 //! also saves a screenshot of the console watching the session (docs/console.png is made this way).
 
 use crate::helpers::TestApp;
@@ -91,6 +91,22 @@ async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console()
     // Release control, then the page must have seen the click where the person clicked.
     click(&console, "#takeover").await;
     assert_eq!(poll_title(&app, &key, &sid).await, "clicked 300,100");
+
+    // The agent asks; the question appears in place and the person's answer resumes the task.
+    type_into(&console, "#task", "ask the human \"Which word?\"; report the url").await;
+    click(&console, "#send-task").await;
+    let question = "(() => { const g = document.getElementById('guardrail'); return g.hidden ? '' : document.getElementById('guardrail-question').textContent; })()";
+    eval_until(&console, question, Duration::from_secs(20), "the guardrail question shown", |q| q == "Which word?")
+        .await;
+    type_into(&console, "#guardrail-answer", "blue").await;
+    click(&console, "#guardrail button").await;
+    eval_until(&console, LOG, Duration::from_secs(20), "the answered task completed", |l| {
+        let lines: Vec<&str> = l.as_array().map(|l| l.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+        let answered = lines.iter().position(|s| s.contains("guardrail answer: blue"));
+        answered.is_some_and(|i| lines[i..].iter().any(|s| s.contains("task_completed")))
+    })
+    .await;
+    assert_eq!(eval(&console, "document.getElementById('guardrail').hidden").await, true);
 
     // A second task from the console, on the fixture's home page; the screenshot shows this moment.
     type_into(&console, "#task", &format!("open {}", app.site.url("/"))).await;
