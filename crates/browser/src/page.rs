@@ -242,6 +242,17 @@ impl SessionPage {
         Ok(self.eval("location.href").await?.as_str().unwrap_or_default().to_owned())
     }
 
+    /// The HTTP status of the active tab's document (`None` for documents without one, such as
+    /// `about:blank`, or when the browser does not say).
+    pub async fn http_status(&self) -> Result<Option<u16>, BrowserError> {
+        let status = self
+            .eval("(performance.getEntriesByType('navigation')[0] || {}).responseStatus || 0")
+            .await?
+            .as_u64()
+            .unwrap_or(0);
+        Ok(u16::try_from(status).ok().filter(|s| *s > 0))
+    }
+
     pub async fn title(&self) -> Result<String, BrowserError> {
         Ok(self.eval("document.title").await?.as_str().unwrap_or_default().to_owned())
     }

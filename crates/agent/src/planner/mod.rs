@@ -80,7 +80,15 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
     match step {
         Step::Navigate(url) => {
             control.act(page.goto(url)).await?;
-            ctx.events.action("navigate", json!({ "url": url }));
+            let status = control.act(page.http_status()).await?;
+            ctx.events.action("navigate", json!({ "url": url, "status": status }));
+            // An error page is not the page asked for: the step failed, whatever the page shows.
+            if let Some(status) = status.filter(|s| *s >= 400) {
+                return Err(AgentError::new(
+                    ErrorCode::PageHttpError,
+                    format!("opening {url} failed: the site answered HTTP {status}"),
+                ));
+            }
         }
         Step::Back => {
             control.act(page.go_back()).await?;

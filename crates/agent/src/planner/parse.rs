@@ -1,5 +1,6 @@
 //! Parses explicit step-by-step English instructions into steps the offline planner can execute.
-//! Steps are separated by new lines, `;`, `. ` or `then`; quoted text ("..." or '...') is kept whole.
+//! Steps are separated by new lines, `;`, `. `, `then`, and by `and` or a comma when a step's verb
+//! follows; quoted text ("..." or '...') is kept whole. A URL ends at whitespace or trailing punctuation.
 
 /// One executable step.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,19 +44,26 @@ impl std::fmt::Display for ParseError {
 
 /// Splits the instructions into steps and parses each.
 pub fn parse(instructions: &str) -> Result<Vec<Step>, ParseError> {
-    let parts = split_steps(instructions);
-    if parts.is_empty() {
-        return Err(ParseError { index: 1, step: instructions.trim().to_owned() });
+    let parse_all = |parts: Vec<String>| -> Result<Vec<Step>, ParseError> {
+        if parts.is_empty() {
+            return Err(ParseError { index: 1, step: instructions.trim().to_owned() });
+        }
+        parts
+            .iter()
+            .enumerate()
+            .map(|(i, s)| parse_step(s).ok_or_else(|| ParseError { index: i + 1, step: s.clone() }))
+            .collect()
+    };
+    // "and" and commas before a verb usually start a step, but not always ("click Read and Accept"):
+    // when the finer split leaves a step that cannot be read, the split without them is tried too.
+    match parse_all(split_steps(instructions, true)) {
+        Ok(steps) => Ok(steps),
+        Err(first) => parse_all(split_steps(instructions, false)).map_err(|_| first),
     }
-    parts
-        .iter()
-        .enumerate()
-        .map(|(i, s)| parse_step(s).ok_or_else(|| ParseError { index: i + 1, step: s.clone() }))
-        .collect()
 }
 
 /// Splits on separators outside quotes, dropping list markers and filler words.
-fn split_steps(text: &str) -> Vec<String> {
+fn split_steps(text: &str, at_verbs: bool) -> Vec<String> {
     let mut parts = Vec::new();
     let mut cur = String::new();
     let mut quote: Option<char> = None;
@@ -81,8 +89,20 @@ fn split_steps(text: &str) -> Vec<String> {
             {
                 parts.push(std::mem::take(&mut cur))
             }
-            None if c == ',' && next_word_is(&chars, i + 1, "then") => parts.push(std::mem::take(&mut cur)),
+            None if c == ',' && (next_word_is(&chars, i + 1, "then") || at_verbs && next_is_step(&chars, i + 1)) => {
+                parts.push(std::mem::take(&mut cur))
+            }
             None if c.is_whitespace() && next_word_is(&chars, i + 1, "then") && !cur.trim().is_empty() => {
+                parts.push(std::mem::take(&mut cur))
+            }
+            // "open x and report y": "and" starts a new step only when a step's verb follows it, so
+            // "click Terms and Conditions" stays one step.
+            None if at_verbs
+                && c.is_whitespace()
+                && next_word_is(&chars, i + 1, "and")
+                && next_is_step(&chars, i + 1 + skip_word(&chars, i + 1))
+                && !cur.trim().is_empty() =>
+            {
                 parts.push(std::mem::take(&mut cur))
             }
             None => cur.push(c),
@@ -91,6 +111,30 @@ fn split_steps(text: &str) -> Vec<String> {
     }
     parts.push(cur);
     parts.into_iter().map(|p| clean(&p)).filter(|p| !p.is_empty()).collect()
+}
+
+/// Verbs that begin a step (see `parse_step`).
+const STEP_VERBS: &[&str] = &[
+    "navigate", "go", "open", "visit", "load", "browse", "back", "click", "press", "tap", "type", "enter", "write",
+    "fill", "hit", "scroll", "wait", "sleep", "ask", "report", "return", "tell", "get", "read", "extract", "show",
+];
+
+/// Whether the next word from `from` is a step's verb (optionally after "then" or "and").
+fn next_is_step(chars: &[char], from: usize) -> bool {
+    let mut at = from;
+    for filler in ["then", "and"] {
+        if next_word_is(chars, at, filler) {
+            at += skip_word(chars, at);
+        }
+    }
+    STEP_VERBS.iter().any(|v| next_word_is(chars, at, v))
+}
+
+/// How many characters from `from` to the end of the next word (its leading whitespace included).
+fn skip_word(chars: &[char], from: usize) -> usize {
+    let rest = &chars[from.min(chars.len())..];
+    let lead = rest.iter().take_while(|c| c.is_whitespace()).count();
+    lead + rest[lead..].iter().take_while(|c| !c.is_whitespace() && **c != ',').count()
 }
 
 /// A `'` opens a quote only at the start of a word (so "don't" is not a quote).
@@ -125,6 +169,10 @@ fn clean(part: &str) -> String {
             None => break,
         }
     }
+    // A part that is only a joining word ("and" before "then ...") is no step.
+    if ["then", "and"].iter().any(|w| s.eq_ignore_ascii_case(w)) {
+        s.clear();
+    }
     s
 }
 
@@ -157,7 +205,19 @@ fn strip_suffixes(s: &str, suffixes: &[&str]) -> String {
 }
 
 fn parse_url(raw: &str) -> Option<String> {
-    let raw = unquote(raw);
+    let raw = raw.trim();
+    let quoted = raw.len() >= 2 && (raw.starts_with('"') || raw.starts_with('\''));
+    let raw = if quoted {
+        unquote(raw)
+    } else {
+        // A URL ends at whitespace; words after it are not part of this step.
+        let mut words = raw.split_whitespace();
+        let first = words.next()?;
+        if words.next().is_some() {
+            return None;
+        }
+        first.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'']).to_owned()
+    };
     let candidate = if raw.contains("://") { raw } else { format!("http://{raw}") };
     let u = url::Url::parse(&candidate).ok()?;
     (matches!(u.scheme(), "http" | "https")
@@ -356,6 +416,40 @@ mod tests {
         assert!(err.to_string().contains("does not understand step 2"));
         assert!(parse("   ").is_err());
         assert!(parse("press F13").is_err());
+    }
+
+    #[test]
+    fn and_and_commas_separate_steps_when_a_step_follows() {
+        // The phrasings of issue 13: the URL used to swallow the rest ("a.html%20and%20report...").
+        assert_eq!(
+            parse("Open http://host.test/a.html and report the page title").unwrap(),
+            vec![Step::Navigate("http://host.test/a.html".into()), Step::ReportTitle]
+        );
+        assert_eq!(
+            parse("go to http://host.test/start, click Next, report the url").unwrap(),
+            vec![Step::Navigate("http://host.test/start".into()), Step::Click("Next".into()), Step::ReportUrl]
+        );
+        assert_eq!(
+            parse("open example.com, and then click \"Sign in\" and type \"Ann\" into Name").unwrap(),
+            vec![
+                Step::Navigate("http://example.com/".into()),
+                Step::Click("Sign in".into()),
+                Step::Type { text: "Ann".into(), field: "Name".into() },
+            ]
+        );
+        // A URL ends at trailing punctuation; "and" inside a name or quotes does not split.
+        assert_eq!(
+            parse("Visit https://example.com/docs.").unwrap(),
+            vec![Step::Navigate("https://example.com/docs".into())]
+        );
+        assert_eq!(parse("click Terms and Conditions").unwrap(), vec![Step::Click("Terms and Conditions".into())]);
+        assert_eq!(parse("click Read and Accept").unwrap(), vec![Step::Click("Read and Accept".into())]);
+        assert_eq!(
+            parse("type \"rock and report\" into Search").unwrap(),
+            vec![Step::Type { text: "rock and report".into(), field: "Search".into() }]
+        );
+        // Words after a URL that are not a step are not taken as part of it.
+        assert!(parse("open http://host.test/a.html now please").is_err());
     }
 
     #[test]

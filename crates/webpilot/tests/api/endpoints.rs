@@ -204,3 +204,32 @@ async fn unknown_paths_and_methods_answer_in_the_error_format() {
     assert!(v1.body["error"]["message"].is_string());
     app.stop().await;
 }
+
+#[tokio::test]
+async fn plain_steps_joined_by_and_and_commas_run_and_an_error_page_fails_the_task() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    // Issue 13's reproduction: the URL used to swallow "and report ...", land on a 404 page and answer
+    // "complete" anyway.
+    let run = |details: String| {
+        let app = &app;
+        let key = key.clone();
+        async move { app.post("/start/run-task", &key, json!({ "taskDetails": details })).await }
+    };
+    let r = run(format!("Open {} and report the page title", app.site.url("/pricing"))).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    assert_eq!(r.body["result"]["data"]["message"], "Pricing", "{}", r.body);
+    let r = run(format!("go to {}, click Pricing, report the url", app.site.url("/"))).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    assert_eq!(r.body["result"]["data"]["message"], app.site.url("/pricing"), "{}", r.body);
+    // A page that answers 404 is a failed step, not a success.
+    let r = run(format!("open {} and report the title", app.site.url("/no-such-page"))).await;
+    assert_eq!(
+        (r.body["status"].as_str(), r.body["code"].as_str()),
+        (Some("failed"), Some("PAGE_HTTP_ERROR")),
+        "{}",
+        r.body
+    );
+    assert!(r.body["error"].as_str().unwrap_or_default().contains("HTTP 404"), "{}", r.body);
+    app.stop().await;
+}
