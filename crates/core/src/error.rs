@@ -64,6 +64,7 @@ codes! {
     TokenLimitExceeded => (400, "token limit exceeded"),
     ModelUnavailable => (502, "the model could not be reached"),
     TaskFailed => (422, "the agent gave up on the task"),
+    AgentLoop => (422, "the agent kept repeating itself without progress"),
     // Chat completions and MCP (docs/api.md says where each appears).
     ModelNotFound => (404, "model not found; the only model is svc-browser-1"),
     McpInvalidRequest => (400, "the request lacks jsonrpc = \"2.0\""),
@@ -110,6 +111,7 @@ impl ErrorCode {
             ErrorCode::TokenLimitExceeded => "TOKEN_LIMIT_EXCEEDED",
             ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
             ErrorCode::TaskFailed => "TASK_FAILED",
+            ErrorCode::AgentLoop => "AGENT_LOOP",
             ErrorCode::ModelNotFound => "MODEL_NOT_FOUND",
             ErrorCode::McpInvalidRequest => "MCP_INVALID_REQUEST",
             ErrorCode::McpMethodNotFound => "MCP_METHOD_NOT_FOUND",

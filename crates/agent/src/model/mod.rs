@@ -1,9 +1,10 @@
 //! The model-driven agent: observe the page, ask the model, carry out its tool calls, repeat until it
 //! calls `done`. Browser errors go back to the model so it can recover; the task fails with them only
-//! when the model gives up or keeps failing.
+//! when the model gives up, keeps failing, or keeps repeating itself (`loops`).
 
 mod actions;
 mod execute;
+mod loops;
 mod prompt;
 
 pub use actions::{tool_specs, Action};
@@ -50,8 +51,9 @@ impl ModelAgent {
         ModelAgent { model, settings, name }
     }
 
-    /// The current observation as a user message (text, and a screenshot when the model takes images).
-    async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<ChatMessage, AgentError> {
+    /// The current observation as a user message (text, and a screenshot when the model takes images),
+    /// with a fingerprint of what it shows (the step number left out).
+    async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<(ChatMessage, u64), AgentError> {
         let page = &ctx.page;
         let tabs = ctx.control.act(page.tabs()).await.unwrap_or_default();
         let snapshot = ctx.control.guard(page.snapshot(self.settings.max_elements, self.settings.max_text)).await?;
@@ -60,10 +62,12 @@ impl ModelAgent {
             // The model is told and may navigate the tab again, or use another one.
             Err(e @ (BrowserError::PageCrash | BrowserError::NavigationTimeout(_))) => {
                 let text = prompt::unreadable(&e.code().to_string(), &e.to_string(), &tabs, step);
-                return Ok(ChatMessage::text(Role::User, text));
+                let print = loops::fingerprint(&prompt::unreadable(&e.code().to_string(), &e.to_string(), &tabs, 0));
+                return Ok((ChatMessage::text(Role::User, text), print));
             }
             Err(e) => return Err(e.into()),
         };
+        let print = loops::fingerprint(&prompt::observation(&snapshot, &tabs, 0));
         let mut content = vec![ContentPart::Text(prompt::observation(&snapshot, &tabs, step))];
         if self.model.supports_images() {
             if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {
@@ -71,7 +75,7 @@ impl ModelAgent {
                 content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
             }
         }
-        Ok(ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None })
+        Ok((ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None }, print))
     }
 }
 
@@ -99,10 +103,18 @@ impl Agent for ModelAgent {
         let max_output = task.limits.max_output_tokens.min(u32::MAX as u64) as u32;
         let mut failures = 0usize;
         let mut last_error: Option<(ErrorCode, String)> = None;
+        let mut loops = loops::LoopDetector::default();
+        let mut warning: Option<String> = None;
         for step in 1..=self.settings.max_steps {
             ctx.control.checkpoint().await?;
             history.iter_mut().for_each(shrink);
-            history.push(self.observe(&ctx, step).await?);
+            let (mut observation, page_print) = self.observe(&ctx, step).await?;
+            if let Some(warning) = warning.take() {
+                // Part of the observation rather than a message of its own: some providers refuse two
+                // user messages in a row.
+                observation.content.push(ContentPart::Text(format!("WARNING: {warning}")));
+            }
+            history.push(observation);
             let request =
                 ChatRequest { messages: history.clone(), tools: tools.clone(), max_output_tokens: max_output };
             let response = ctx
@@ -163,6 +175,16 @@ impl Agent for ModelAgent {
                     }
                 };
                 history.push(ChatMessage::tool_result(call.id.clone(), reply));
+            }
+            let actions: Vec<String> =
+                response.tool_calls.iter().map(|c| format!("{} {}", c.name, c.arguments)).collect();
+            match loops.record(page_print, &actions) {
+                loops::Verdict::Fine => {}
+                loops::Verdict::Warn(text) => {
+                    ctx.events.update(format!("step {step}: the agent is repeating itself; it was warned"));
+                    warning = Some(text);
+                }
+                loops::Verdict::Fail(what) => return Err(AgentError::new(ErrorCode::AgentLoop, what)),
             }
         }
         Err(AgentError::new(

@@ -403,3 +403,39 @@ async fn a_session_holds_at_most_its_tab_cap() {
     assert!(told.iter().any(|t| t.starts_with("ERROR INVALID_PARAMETER") && t.contains("at most 3 tabs")), "{told:?}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn an_agent_repeating_itself_on_an_unchanged_page_is_warned_then_failed_with_agent_loop() {
+    let (app, model) = with_model(|s| s).await;
+    // The same click, over and over; after the first one the page no longer changes.
+    let click = || Reply::call("click", json!({ "x": 300, "y": 300 }));
+    model.push(vec![click(), click(), click(), click(), click(), click(), Reply::done("never reached")]);
+    let key = app.key().await;
+    let r = app
+        .post(
+            "/start/run-task",
+            &key,
+            json!({ "taskDetails": "click the page", "startingUrl": app.site.url("/paint?bg=ffffff") }),
+        )
+        .await;
+    assert_eq!(
+        (r.body["status"].as_str(), r.body["code"].as_str()),
+        (Some("failed"), Some("AGENT_LOOP")),
+        "{}",
+        r.body
+    );
+    let error = r.body["error"].as_str().unwrap_or_default();
+    assert!(error.contains("click") && error.contains("5 times"), "says what repeated: {error}");
+    let reqs = model.requests();
+    assert_eq!(reqs.len(), 6, "the sixth repetition ended the task");
+    // Warned once, in the observation after the third repetition on the same page.
+    let warned: Vec<usize> = reqs
+        .iter()
+        .enumerate()
+        .filter(|(_, q)| last_observation(q).contains("WARNING: You have repeated"))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(warned, vec![4], "{warned:?}");
+    assert_eq!(model.remaining(), 1);
+    app.stop().await;
+}
