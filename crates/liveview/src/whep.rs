@@ -1,7 +1,8 @@
 //! The WebRTC (WHEP, RFC 9725) viewers of live views. Each accepted SDP offer becomes one peer: an
 //! ICE-lite `str0m` connection on its own UDP port with a host candidate only, sending the session's
 //! composed frames as a VP8 track. A peer runs while its viewer is connected and ends on `DELETE`, on
-//! ICE disconnection, when it never connects, or when the session ends; its encoder goes with it.
+//! ICE disconnection, when it never connects or goes silent, or when the session ends; its encoder goes
+//! with it.
 
 use crate::feed::{Feed, Frame};
 use crate::vp8::{EncodedFrame, Vp8Encoder};
@@ -28,6 +29,9 @@ pub struct WhepConfig {
     pub connect_timeout: Duration,
     /// Most WebRTC viewers of one session (each has its own encoder).
     pub max_per_session: usize,
+    /// A connected peer that sends nothing (no consent checks, no RTCP) this long is gone: a player
+    /// closed without `DELETE` must not keep an encoder running.
+    pub silence_timeout: Duration,
 }
 
 impl Default for WhepConfig {
@@ -37,6 +41,7 @@ impl Default for WhepConfig {
             bitrate_kbps: 1500,
             connect_timeout: Duration::from_secs(20),
             max_per_session: 4,
+            silence_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -177,6 +182,8 @@ struct PeerLoop {
     feed: Arc<Feed>,
     bitrate_kbps: u32,
     connect_timeout: Duration,
+    silence_timeout: Duration,
+    last_heard: Instant,
     video: Option<Mid>,
     connected: bool,
     encoder: Option<Vp8Encoder>,
@@ -193,6 +200,8 @@ impl PeerLoop {
             feed,
             bitrate_kbps: config.bitrate_kbps,
             connect_timeout: config.connect_timeout,
+            silence_timeout: config.silence_timeout,
+            last_heard: Instant::now(),
             video: None,
             connected: false,
             encoder: None,
@@ -210,14 +219,21 @@ impl PeerLoop {
                 tracing::debug!("a WebRTC viewer never connected");
                 return;
             }
+            if self.connected && self.last_heard.elapsed() > self.silence_timeout {
+                tracing::debug!("a WebRTC viewer went silent");
+                return;
+            }
             let wait = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(1));
             let input_result = tokio::select! {
                 received = self.socket.recv_from(&mut buf) => match received {
                     Ok((n, source)) => match buf[..n].try_into() {
-                        Ok(contents) => self.rtc.handle_input(Input::Receive(
+                        Ok(contents) => {
+                            self.last_heard = Instant::now();
+                            self.rtc.handle_input(Input::Receive(
                             Instant::now(),
                             Receive { proto: Protocol::Udp, source, destination: self.local, contents },
-                        )),
+                        ))
+                        }
                         // Not STUN, DTLS or RTP: ignored.
                         Err(_) => Ok(()),
                     },

@@ -61,6 +61,17 @@ async fn a_webrtc_viewer_decodes_the_composed_video_until_it_is_deleted() {
     let again = app.client.delete(format!("{}{location}", app.base)).send().await.expect("DELETE");
     assert_eq!(again.status(), 404);
 
+    // A player closed without DELETE: its peer goes silent and is ended, encoder and all.
+    let gone = viewer.open(&app.site.url("/whep-player")).await;
+    assert_eq!(eval(&gone, &format!("startWhep({})", json!(whep_url))).await, 201);
+    eval_until(&gone, stats, Duration::from_secs(30), "the closing player's video", |s| {
+        s["framesDecoded"].as_u64().unwrap_or(0) >= 1
+    })
+    .await;
+    assert_eq!(app.app().whep.active(), 1);
+    gone.close().await.expect("the player tab closes");
+    wait_until(Duration::from_secs(30), "the silent viewer ended", || app.app().whep.active() == 0).await;
+
     // A viewer that is still watching when the session ends is ended with it.
     let status = eval(&player, &format!("startWhep({})", json!(whep_url))).await;
     assert_eq!(status, 201);
