@@ -143,11 +143,6 @@ pub fn encode_jpeg(frame: &RgbImage, quality: u8) -> Result<Vec<u8>, ComposeErro
     Ok(out)
 }
 
-/// The whole frame as a JPEG (see [`compose_rgb`]).
-pub fn compose(band: &RgbImage, page_jpeg: Option<&[u8]>, quality: u8) -> Result<Vec<u8>, ComposeError> {
-    encode_jpeg(&compose_rgb(band, page_jpeg)?, quality)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +162,8 @@ mod tests {
     fn the_frame_is_the_band_over_the_page() {
         let info = BandInfo { tabs: vec![tab(0, "First", false), tab(1, "Second", true)] };
         let band = draw_band(&info);
-        let jpeg = compose(&band, Some(&page_of(Rgb([200, 30, 30]))), 85).expect("compose");
+        let jpeg =
+            encode_jpeg(&compose_rgb(&band, Some(&page_of(Rgb([200, 30, 30])))).expect("compose"), 85).expect("encode");
         let frame = image::load_from_memory(&jpeg).expect("decode").to_rgb8();
         assert_eq!(frame.dimensions(), (FRAME_WIDTH, FRAME_HEIGHT));
         let near = |p: &Rgb<u8>, c: Rgb<u8>| p.0.iter().zip(c.0).all(|(a, b)| a.abs_diff(b) < 12);
@@ -186,9 +182,9 @@ mod tests {
         let small = RgbImage::from_pixel(512, 222, Rgb([0, 0, 255]));
         let mut jpeg = Vec::new();
         JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&small).expect("encode");
-        let frame = image::load_from_memory(&compose(&band, Some(&jpeg), 80).expect("compose")).expect("decode");
+        let frame = compose_rgb(&band, Some(&jpeg)).expect("compose");
         assert_eq!((frame.width(), frame.height()), (FRAME_WIDTH, FRAME_HEIGHT));
-        assert!(matches!(compose(&band, Some(b"not a jpeg"), 80), Err(ComposeError::Decode(_))));
+        assert!(matches!(compose_rgb(&band, Some(b"not a jpeg")), Err(ComposeError::Decode(_))));
     }
 
     #[test]

@@ -195,8 +195,7 @@ async fn band_info(page: &SessionPage) -> BandInfo {
 async fn publish(out: &watch::Sender<Option<Frame>>, band: &Arc<image::RgbImage>, page: Option<Arc<Vec<u8>>>, q: u8) {
     let band = band.clone();
     let composed = tokio::task::spawn_blocking(move || {
-        let rgb = compose_rgb(&band, page.as_deref().map(Vec::as_slice))?;
-        Ok::<_, crate::compose::ComposeError>(Composed::new(rgb, q))
+        compose_rgb(&band, page.as_deref().map(Vec::as_slice)).map(|rgb| Composed::new(rgb, q))
     })
     .await;
     match composed {

@@ -123,8 +123,8 @@ impl WhepViewers {
         if watching >= self.config.max_per_session {
             return Err(WhepError::TooMany(self.config.max_per_session));
         }
-        let offer = SdpOffer::from_sdp_string(offer).map_err(|e| WhepError::BadOffer(e.to_string()))?;
-        if !offer.to_sdp_string().contains("m=video") {
+        let parsed = SdpOffer::from_sdp_string(offer).map_err(|e| WhepError::BadOffer(e.to_string()))?;
+        if !offer.lines().any(|l| l.starts_with("m=video")) {
             return Err(WhepError::NoVideo);
         }
         let socket = UdpSocket::bind(SocketAddr::new(self.config.candidate_ip, 0)).await?;
@@ -132,7 +132,7 @@ impl WhepViewers {
         let mut rtc = RtcConfig::new().set_ice_lite(true).clear_codecs().enable_vp8(true).build(Instant::now());
         let candidate = Candidate::host(local, "udp").map_err(|e| WhepError::Rtc(e.to_string()))?;
         rtc.add_local_candidate(candidate);
-        let answer = rtc.sdp_api().accept_offer(offer).map_err(|e| WhepError::Rtc(e.to_string()))?;
+        let answer = rtc.sdp_api().accept_offer(parsed).map_err(|e| WhepError::Rtc(e.to_string()))?;
         let resource = random_id();
         let guard = Deregister { peers: self.peers.clone(), resource: resource.clone() };
         let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());

@@ -121,14 +121,9 @@ async fn main() {
     for (name, transport, watched) in cases {
         let (counter, mjpeg, players) = match transport {
             Transport::Mjpeg => {
-                let counter = Counter::Mjpeg(Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-                let handles = match &counter {
-                    Counter::Mjpeg(f, b) => {
-                        watched.iter().map(|&i| watch(urls[i].clone(), f.clone(), b.clone())).collect()
-                    }
-                    Counter::WebRtc => Vec::new(),
-                };
-                (counter, handles, Vec::new())
+                let (frames, bytes) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+                let handles = watched.iter().map(|&i| watch(urls[i].clone(), frames.clone(), bytes.clone())).collect();
+                (Counter::Mjpeg(frames, bytes), handles, Vec::new())
             }
             Transport::WebRtc => {
                 let mut pages = Vec::new();

@@ -62,13 +62,14 @@ impl ModelAgent {
             // The model is told and may navigate the tab again, or use another one.
             Err(e @ (BrowserError::PageCrash | BrowserError::NavigationTimeout(_))) => {
                 let text = prompt::unreadable(&e.code().to_string(), &e.to_string(), &tabs, step);
-                let print = loops::fingerprint(&prompt::unreadable(&e.code().to_string(), &e.to_string(), &tabs, 0));
+                let print = page_print(&text);
                 return Ok((ChatMessage::text(Role::User, text), print));
             }
             Err(e) => return Err(e.into()),
         };
-        let print = loops::fingerprint(&prompt::observation(&snapshot, &tabs, 0));
-        let mut content = vec![ContentPart::Text(prompt::observation(&snapshot, &tabs, step))];
+        let text = prompt::observation(&snapshot, &tabs, step);
+        let print = page_print(&text);
+        let mut content = vec![ContentPart::Text(text)];
         if self.model.supports_images() {
             if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {
                 let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
@@ -77,6 +78,11 @@ impl ModelAgent {
         }
         Ok((ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None }, print))
     }
+}
+
+/// A fingerprint of what an observation shows: its text without the first line ("Observation (step N)").
+fn page_print(observation: &str) -> u64 {
+    loops::fingerprint(&observation.split_once('\n').map_or(observation, |(_, rest)| rest))
 }
 
 /// Replaces the full text of an old observation by a one-line stub, so the prompt does not grow with

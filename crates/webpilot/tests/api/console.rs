@@ -17,6 +17,13 @@ fn log_has(lines: &Value, needle: &str) -> bool {
     lines.as_array().is_some_and(|l| l.iter().any(|line| line.as_str().is_some_and(|s| s.contains(needle))))
 }
 
+/// Whether a task completed after the first log line containing `marker`.
+fn completed_after(lines: &Value, marker: &str) -> bool {
+    let lines: Vec<&str> = lines.as_array().map(|l| l.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let at = lines.iter().position(|s| s.contains(marker));
+    at.is_some_and(|i| lines[i..].iter().any(|s| s.contains("task_completed")))
+}
+
 #[tokio::test]
 async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console() {
     let app = TestApp::spawn().await;
@@ -101,9 +108,7 @@ async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console()
     type_into(&console, "#guardrail-answer", "blue").await;
     click(&console, "#guardrail button").await;
     eval_until(&console, LOG, Duration::from_secs(20), "the answered task completed", |l| {
-        let lines: Vec<&str> = l.as_array().map(|l| l.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-        let answered = lines.iter().position(|s| s.contains("guardrail answer: blue"));
-        answered.is_some_and(|i| lines[i..].iter().any(|s| s.contains("task_completed")))
+        completed_after(l, "guardrail answer: blue")
     })
     .await;
     assert_eq!(eval(&console, "document.getElementById('guardrail').hidden").await, true);
@@ -112,9 +117,7 @@ async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console()
     type_into(&console, "#task", &format!("open {}", app.site.url("/"))).await;
     click(&console, "#send-task").await;
     eval_until(&console, LOG, Duration::from_secs(30), "the second task completed", |l| {
-        let lines: Vec<&str> = l.as_array().map(|l| l.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-        let sent = lines.iter().position(|s| s.contains("task: open"));
-        sent.is_some_and(|i| lines[i..].iter().any(|s| s.contains("task_completed")))
+        completed_after(l, "task: open")
     })
     .await;
     if let Ok(path) = std::env::var("WEBPILOT_CONSOLE_SCREENSHOT") {

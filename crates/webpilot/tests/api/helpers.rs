@@ -187,6 +187,13 @@ impl TestApp {
         r.body["sessionId"].as_str().expect("sessionId").to_owned()
     }
 
+    /// Starts a session on the fixture page `page` and returns its id and start-session body.
+    pub async fn session_on(&self, key: &str, page: &str) -> (String, Value) {
+        let r = self.post("/start/start-session", key, json!({ "startingUrl": self.site.url(page) })).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        (r.body["sessionId"].as_str().expect("sessionId").to_owned(), r.body)
+    }
+
     /// Starts a session and returns its id and its `socketURL` (which carries the socket capability).
     pub async fn open_session(&self, key: &str, body: Value) -> (String, String) {
         let r = self.post("/start/start-session", key, body).await;

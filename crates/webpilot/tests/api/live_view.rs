@@ -90,13 +90,6 @@ fn page_is(f: &RgbImage, c: [u8; 3]) -> bool {
     [(300, 300), (700, 450), (900, 590)].iter().all(|&(x, y)| near(f.get_pixel(x, y), c))
 }
 
-/// Starts a session on `page` and returns its id and start-session body.
-async fn session_on(app: &TestApp, key: &str, page: &str) -> (String, Value) {
-    let r = app.post("/start/start-session", key, json!({ "startingUrl": app.site.url(page) })).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    (r.body["sessionId"].as_str().expect("sessionId").to_owned(), r.body)
-}
-
 fn view_url(body: &Value) -> String {
     body["streaming"]["webViewURL"].as_str().expect("webViewURL").to_owned()
 }
@@ -105,7 +98,7 @@ fn view_url(body: &Value) -> String {
 async fn the_stream_shows_the_band_over_the_active_tab_and_follows_popups() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
-    let (sid, body) = session_on(&app, &key, "/paint?bg=ff0000&open=00aa00").await;
+    let (sid, body) = app.session_on(&key, "/paint?bg=ff0000&open=00aa00").await;
     assert_eq!(body["streaming"]["dimensions"], json!({ "width": 1024, "height": 600 }));
     let mut stream = MjpegReader::open(&view_url(&body)).await;
     let red = stream.frame_where(Duration::from_secs(20), "the red page", |f| page_is(f, [255, 0, 0])).await;
@@ -139,8 +132,8 @@ async fn the_stream_shows_the_band_over_the_active_tab_and_follows_popups() {
 async fn tokens_must_be_right_and_unexpired_and_shared_links_are_read_only() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
-    let (sid, body) = session_on(&app, &key, "/paint?bg=ffffff").await;
-    let (other, other_body) = session_on(&app, &key, "/paint?bg=ffffff").await;
+    let (sid, body) = app.session_on(&key, "/paint?bg=ffffff").await;
+    let (other, other_body) = app.session_on(&key, "/paint?bg=ffffff").await;
     let url = view_url(&body);
     let token = url.split("token=").nth(1).expect("a token in webViewURL").to_owned();
     assert!(body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").contains("token="));
@@ -188,7 +181,7 @@ async fn tokens_must_be_right_and_unexpired_and_shared_links_are_read_only() {
 async fn streams_end_with_the_session_and_the_screencast_stops_without_viewers() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
-    let (sid, body) = session_on(&app, &key, "/paint?bg=ff0000").await;
+    let (sid, body) = app.session_on(&key, "/paint?bg=ff0000").await;
     let url = view_url(&body);
     // The last viewer leaving stops the feed (and its screencast).
     let mut first = MjpegReader::open(&url).await;

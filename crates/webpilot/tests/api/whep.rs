@@ -13,17 +13,11 @@ fn near(px: &Value, c: [i64; 3]) -> bool {
         .is_some_and(|p| p.len() == 3 && p.iter().zip(c).all(|(a, b)| (a.as_i64().unwrap_or(-99) - b).abs() < 40))
 }
 
-async fn session_on(app: &TestApp, key: &str, page: &str) -> (String, Value) {
-    let r = app.post("/start/start-session", key, json!({ "startingUrl": app.site.url(page) })).await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    (r.body["sessionId"].as_str().expect("sessionId").to_owned(), r.body)
-}
-
 #[tokio::test]
 async fn a_webrtc_viewer_decodes_the_composed_video_until_it_is_deleted() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
-    let (sid, body) = session_on(&app, &key, "/paint?bg=ff0000").await;
+    let (sid, body) = app.session_on(&key, "/paint?bg=ff0000").await;
     let whep_url = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
 
     let viewer = Viewer::launch().await;
@@ -91,7 +85,7 @@ async fn a_webrtc_viewer_decodes_the_composed_video_until_it_is_deleted() {
 async fn whep_requests_that_cannot_be_answered_get_clear_errors() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
-    let (sid, body) = session_on(&app, &key, "/paint?bg=ffffff").await;
+    let (sid, body) = app.session_on(&key, "/paint?bg=ffffff").await;
     let whep_url = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
     let post = |url: String, ct: &'static str, body: &'static str| {
         let client = app.client.clone();
