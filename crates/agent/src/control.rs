@@ -128,7 +128,7 @@ impl TaskControl {
     /// Asks a human (a guardrail): publishes `guardrail_trigger` and waits for the answer.
     pub async fn ask_human(&self, question: &str) -> Result<String, AgentError> {
         let (tx, rx) = oneshot::channel();
-        let guardrail = Guardrail::human_input_needed(question);
+        let guardrail = Guardrail::human_input_needed(self.inner.sink.mask(question));
         if let Ok(mut slot) = self.inner.guardrail.lock() {
             *slot = Some(Pending { guardrail: guardrail.clone(), answer: tx });
         }
@@ -140,7 +140,8 @@ impl TaskControl {
         if let Ok(mut slot) = self.inner.guardrail.lock() {
             slot.take();
         }
-        answer
+        // A human who answers with a secret's value hands the model its name instead.
+        answer.map(|a| self.inner.sink.mask(&a))
     }
 }
 
@@ -153,7 +154,7 @@ mod tests {
 
     fn control() -> TaskControl {
         let (bus, _) = broadcast::channel(8);
-        TaskControl::new(EventSink::new(TaskId::new(), bus))
+        TaskControl::new(EventSink::new(TaskId::new(), bus, Default::default()))
     }
 
     #[tokio::test]

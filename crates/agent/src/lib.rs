@@ -8,6 +8,7 @@ mod control;
 mod meter;
 pub mod model;
 pub mod planner;
+mod reveal;
 mod sink;
 
 pub use control::TaskControl;
@@ -17,6 +18,7 @@ pub use sink::EventSink;
 use async_trait::async_trait;
 use webpilot_browser::{BrowserError, SessionPage};
 use webpilot_core::params::TaskLimits;
+use webpilot_core::secrets::Secrets;
 use webpilot_core::{ErrorCode, TaskId};
 
 /// What the agent is asked to do.
@@ -37,6 +39,8 @@ pub struct AgentContext {
     pub control: TaskControl,
     pub events: EventSink,
     pub usage: UsageMeter,
+    /// Values typed for `<secret:NAME>`; never shown to the model (see `webpilot_core::secrets`).
+    pub secrets: Secrets,
 }
 
 /// A task's failure, with the code reported on poll and events.

@@ -3,6 +3,7 @@
 //! maxOutputTokens (clamped into its bounds; docs/api.md).
 
 use crate::error::{ApiError, ErrorCode};
+use crate::output::OutputSchema;
 use crate::params::{parse_task_details, Fields, SessionParams, TaskLimits, MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS};
 use serde_json::Value;
 
@@ -62,13 +63,36 @@ impl ChatRequest {
         let task = parse_task_details(&messages[last_user].1)
             .map_err(|e| ApiError::new(e.code, e.message.replace("taskDetails", "the last user message's content")))?;
         let context = messages.into_iter().enumerate().filter(|(i, _)| *i != last_user).map(|(_, m)| m).collect();
-        let limits = TaskLimits { max_output_tokens: max_output_tokens(max_tokens), ..TaskLimits::default() };
+        let output_schema = parse_response_format(f.get("response_format"))?;
+        let limits =
+            TaskLimits { max_output_tokens: max_output_tokens(max_tokens), output_schema, ..TaskLimits::default() };
         Ok(ChatRequest {
             model: model.to_owned(),
             stream,
             params: SessionParams { task_details: Some(task), limits, terminate_on_completion: true },
             context,
         })
+    }
+}
+
+/// `response_format` as OpenAI defines it: `text` (the default), `json_object` (any JSON object) or
+/// `json_schema` (`{json_schema: {name, schema, strict}}`); the schema becomes the task's outputSchema.
+fn parse_response_format(raw: Option<&Value>) -> Result<Option<OutputSchema>, ApiError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let f = Fields::of(raw, "response_format")?;
+    match f.req_str("type")? {
+        "text" => Ok(None),
+        "json_object" => OutputSchema::parse(&serde_json::json!({"type": "object"})).map(Some),
+        "json_schema" => {
+            let schema = raw.get("json_schema").and_then(|j| j.get("schema")).ok_or_else(|| {
+                invalid(ErrorCode::MissingRequiredField, "response_format.json_schema.schema is required")
+            })?;
+            OutputSchema::parse(schema).map(Some)
+        }
+        other => Err(invalid(
+            ErrorCode::InvalidParams,
+            format!("response_format.type {other:?} is not one of text, json_object, json_schema"),
+        )),
     }
 }
 
@@ -171,5 +195,24 @@ mod tests {
         let blank = json!([{"role": "user", "content": "  "}]);
         assert_eq!(code(json!({"model": CHAT_MODEL, "messages": blank})), ErrorCode::InvalidTaskDetails);
         assert_eq!(code(json!({"model": CHAT_MODEL, "messages": user, "stream": "yes"})), ErrorCode::InvalidParams);
+        let fmt = |f: Value| json!({"model": CHAT_MODEL, "messages": user, "response_format": f});
+        assert_eq!(code(fmt(json!({"type": "xml"}))), ErrorCode::InvalidParams);
+        assert_eq!(code(fmt(json!({"type": "json_schema"}))), ErrorCode::MissingRequiredField);
+        assert_eq!(
+            code(fmt(json!({"type": "json_schema", "json_schema": {"schema": {"type": 7}}}))),
+            ErrorCode::InvalidParams
+        );
+    }
+
+    #[test]
+    fn a_json_schema_response_format_becomes_the_output_schema() {
+        let user = json!([{"role": "user", "content": "x"}]);
+        let schema = json!({"type": "object", "properties": {"t": {"type": "string"}}});
+        let r = parse(json!({"model": CHAT_MODEL, "messages": user,
+            "response_format": {"type": "json_schema", "json_schema": {"name": "t", "schema": schema, "strict": true}}}))
+        .unwrap();
+        assert_eq!(r.params.limits.output_schema.unwrap().schema(), &schema);
+        let text = parse(json!({"model": CHAT_MODEL, "messages": user, "response_format": {"type": "text"}})).unwrap();
+        assert!(text.params.limits.output_schema.is_none());
     }
 }

@@ -65,6 +65,8 @@ codes! {
     ModelUnavailable => (502, "the model could not be reached"),
     TaskFailed => (422, "the agent gave up on the task"),
     AgentLoop => (422, "the agent kept repeating itself without progress"),
+    SecretNotAllowed => (403, "a secret may not be typed on this domain"),
+    OutputInvalid => (422, "the final answer did not satisfy the task's outputSchema"),
     // Chat completions and MCP (docs/api.md says where each appears).
     ModelNotFound => (404, "model not found; the only model is svc-browser-1"),
     McpInvalidRequest => (400, "the request lacks jsonrpc = \"2.0\""),
@@ -112,6 +114,8 @@ impl ErrorCode {
             ErrorCode::ModelUnavailable => "MODEL_UNAVAILABLE",
             ErrorCode::TaskFailed => "TASK_FAILED",
             ErrorCode::AgentLoop => "AGENT_LOOP",
+            ErrorCode::SecretNotAllowed => "SECRET_NOT_ALLOWED",
+            ErrorCode::OutputInvalid => "OUTPUT_INVALID",
             ErrorCode::ModelNotFound => "MODEL_NOT_FOUND",
             ErrorCode::McpInvalidRequest => "MCP_INVALID_REQUEST",
             ErrorCode::McpMethodNotFound => "MCP_METHOD_NOT_FOUND",

@@ -14,6 +14,9 @@ pub struct ResultData {
     pub total_tokens: u64,
     /// Seconds.
     pub completion_time: f64,
+    /// The structured answer of a task with an outputSchema.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
 }
 
 /// A guardrail: the agent needs a human's input.
@@ -150,6 +153,7 @@ mod tests {
                 completion_tokens: 2,
                 total_tokens: 3,
                 completion_time: 0.5,
+                output: None,
             },
             cost: 0.25,
         };

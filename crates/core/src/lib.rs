@@ -8,8 +8,10 @@ pub mod events;
 pub mod fields;
 pub mod geometry;
 pub mod ids;
+pub mod output;
 pub mod params;
 pub mod policy;
+pub mod secrets;
 pub mod state;
 pub mod usage;
 

@@ -5,7 +5,9 @@
 use crate::error::{ApiError, ErrorCode};
 pub use crate::fields::Fields;
 use crate::fields::{invalid_params, missing, out_of_bounds};
+use crate::output::OutputSchema;
 use crate::policy::normalize_domain;
+use crate::secrets::Secrets;
 use serde_json::Value;
 
 /// Default and maximum session / task duration (ms).
@@ -53,6 +55,10 @@ pub struct TaskLimits {
     pub starting_url: Option<String>,
     /// Normalised host names.
     pub avoid_domains: Vec<String>,
+    /// Values the agent types for `<secret:NAME>`; a task's own are added to its session's.
+    pub secrets: Secrets,
+    /// What the final answer must satisfy (a task's own; not inherited from the session).
+    pub output_schema: Option<OutputSchema>,
 }
 
 impl Default for TaskLimits {
@@ -63,6 +69,8 @@ impl Default for TaskLimits {
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
             starting_url: None,
             avoid_domains: Vec::new(),
+            secrets: Secrets::default(),
+            output_schema: None,
         }
     }
 }
@@ -79,6 +87,11 @@ impl TaskLimits {
             None => base.avoid_domains.clone(),
             Some(list) => parse_avoid_domains(&list)?,
         };
+        let secrets = match f.get("secrets") {
+            None => base.secrets.clone(),
+            Some(raw) => base.secrets.merged(&Secrets::parse(raw)?),
+        };
+        let output_schema = f.get("outputSchema").map(OutputSchema::parse).transpose()?;
         Ok(TaskLimits {
             max_duration_ms: f
                 .opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?
@@ -91,6 +104,8 @@ impl TaskLimits {
                 .unwrap_or(base.max_output_tokens),
             starting_url,
             avoid_domains,
+            secrets,
+            output_schema,
         })
     }
 }

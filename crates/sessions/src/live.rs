@@ -15,6 +15,8 @@ pub struct LiveTask {
     pub session_id: SessionId,
     pub control: TaskControl,
     pub meter: UsageMeter,
+    /// The task has an outputSchema: its message is the JSON of its answer.
+    pub structured: bool,
     /// Becomes true once the outcome is stored (or kept here, see `final_view`).
     done: watch::Sender<bool>,
     /// The outcome, when the store could not take it yet: polls show it while the write is retried.
@@ -22,12 +24,19 @@ pub struct LiveTask {
 }
 
 impl LiveTask {
-    pub fn new(id: TaskId, session_id: SessionId, control: TaskControl, meter: UsageMeter) -> Arc<Self> {
+    pub fn new(
+        id: TaskId,
+        session_id: SessionId,
+        control: TaskControl,
+        meter: UsageMeter,
+        structured: bool,
+    ) -> Arc<Self> {
         Arc::new(LiveTask {
             id,
             session_id,
             control,
             meter,
+            structured,
             done: watch::Sender::new(false),
             final_view: Mutex::new(None),
         })
@@ -101,7 +110,7 @@ impl TaskView {
                 None => TaskView::Running { usage: r.usage },
             },
             TaskStatus::Complete => TaskView::Complete {
-                data: result_data(r.result_message.clone().unwrap_or_default(), r.usage),
+                data: result_data(r.result_message.clone().unwrap_or_default(), r.output.as_deref(), r.usage),
                 usage: r.usage,
                 cost_micros: r.cost_micros,
                 completed_at: r.completed_at.and_then(DateTime::from_timestamp_millis).unwrap_or_else(Utc::now),
@@ -129,9 +138,11 @@ impl TaskView {
 }
 
 /// The spec's result data object.
-pub fn result_data(message: String, usage: Usage) -> ResultData {
+/// `output` is the JSON text of a structured answer.
+pub fn result_data(message: String, output: Option<&str>, usage: Usage) -> ResultData {
     ResultData {
         message,
+        output: output.and_then(|o| serde_json::from_str(o).ok()),
         prompt_tokens: usage.input_tokens,
         completion_tokens: usage.output_tokens,
         total_tokens: usage.input_tokens + usage.output_tokens,

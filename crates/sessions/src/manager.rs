@@ -251,7 +251,7 @@ impl SessionManager {
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
-        let defaults = TaskLimits { starting_url: None, ..params.limits.clone() };
+        let defaults = TaskLimits { starting_url: None, output_schema: None, ..params.limits.clone() };
         let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages };
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());

@@ -11,6 +11,7 @@ use webpilot_agent::{Agent, AgentContext, AgentError, AgentTask, EventSink, Task
 use webpilot_browser::SessionPage;
 use webpilot_core::events::{SessionEvent, TaskEvent};
 use webpilot_core::params::NewTask;
+use webpilot_core::secrets::Secrets;
 use webpilot_core::usage::{micros_to_usd, Prices, Usage};
 use webpilot_core::{ErrorCode, SessionId, TaskId};
 use webpilot_store::{Store, TaskOutcome};
@@ -39,12 +40,14 @@ pub(crate) fn spawn(
     start: TaskStart,
 ) -> RunningTask {
     let TaskStart { task, context, hold } = start;
-    let sink = EventSink::new(task_id.clone(), bus);
+    let secrets = task.limits.secrets.clone();
+    let structured = task.limits.output_schema.is_some();
+    let sink = EventSink::new(task_id.clone(), bus, secrets.clone());
     let control = TaskControl::new(sink.clone());
     let meter = UsageMeter::new(task.limits.max_input_tokens, task.limits.max_output_tokens);
-    let live = LiveTask::new(task_id.clone(), session_id, control.clone(), meter.clone());
+    let live = LiveTask::new(task_id.clone(), session_id, control.clone(), meter.clone(), structured);
     page.policy().set(task.limits.avoid_domains.clone());
-    let ctx = AgentContext { page, control, events: sink, usage: meter };
+    let ctx = AgentContext { page, control, events: sink, usage: meter, secrets: secrets.clone() };
     let max = Duration::from_millis(task.limits.max_duration_ms);
     let starting_url = task.limits.starting_url.clone();
     let agent_task = AgentTask { task_id, details: task.task_details, context, limits: task.limits };
@@ -56,15 +59,31 @@ pub(crate) fn spawn(
             }
             agent.run(agent_task, ctx.clone()).await
         };
-        match tokio::time::timeout(max, work).await {
+        let result = match tokio::time::timeout(max, work).await {
             Ok(r) => r,
             Err(_) => Err(AgentError::new(
                 ErrorCode::TaskTimeout,
                 format!("the task exceeded its maxDuration of {} ms", max.as_millis()),
             )),
-        }
+        };
+        masked(result, &secrets, structured)
     });
     RunningTask { live, join, terminate_on_completion: task.terminate_on_completion, _hold: hold }
+}
+
+/// The result with every secret value masked: no value is stored, published or returned.
+fn masked(result: Result<String, AgentError>, secrets: &Secrets, structured: bool) -> Result<String, AgentError> {
+    if secrets.is_empty() {
+        return result;
+    }
+    match result {
+        Ok(message) if structured => Ok(match serde_json::from_str::<serde_json::Value>(&message) {
+            Ok(v) => secrets.mask_json(&v).to_string(),
+            Err(_) => secrets.mask(&message),
+        }),
+        Ok(message) => Ok(secrets.mask(&message)),
+        Err(e) => Err(AgentError::new(e.code, secrets.mask(&e.message))),
+    }
 }
 
 /// Stops a running task at once and waits (at most 5 s) for its result.
@@ -122,10 +141,12 @@ pub(crate) async fn finish(
     let usage = live.meter.snapshot();
     let cost = usage.cost_micros(prices);
     let (outcome, event) = match result {
-        Ok(message) => (
-            TaskOutcome::Complete { message: message.clone() },
-            TaskEvent::Completed { data: result_data(message, usage), cost: micros_to_usd(cost) },
-        ),
+        Ok(message) => {
+            // A structured answer's message is its JSON text (the agent checked it against the schema).
+            let output = live.structured.then(|| message.clone());
+            let data = result_data(message.clone(), output.as_deref(), usage);
+            (TaskOutcome::Complete { message, output }, TaskEvent::Completed { data, cost: micros_to_usd(cost) })
+        }
         Err(e) => (
             TaskOutcome::Failed { error: e.message.clone(), code: e.code },
             TaskEvent::Error { error: e.message, code: e.code },
@@ -149,8 +170,8 @@ pub(crate) async fn finish(
 
 fn final_view(outcome: &TaskOutcome, usage: Usage, cost_micros: i64) -> TaskView {
     match outcome {
-        TaskOutcome::Complete { message } => TaskView::Complete {
-            data: result_data(message.clone(), usage),
+        TaskOutcome::Complete { message, output } => TaskView::Complete {
+            data: result_data(message.clone(), output.as_deref(), usage),
             usage,
             cost_micros,
             completed_at: chrono::Utc::now(),

@@ -40,8 +40,15 @@ impl TaskStatus {
 /// How a task ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskOutcome {
-    Complete { message: String },
-    Failed { error: String, code: ErrorCode },
+    /// `output`: the JSON text of a structured answer (a task with an outputSchema).
+    Complete {
+        message: String,
+        output: Option<String>,
+    },
+    Failed {
+        error: String,
+        code: ErrorCode,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +59,8 @@ pub struct TaskRecord {
     pub details: String,
     pub status: TaskStatus,
     pub result_message: Option<String>,
+    /// JSON text of a structured answer.
+    pub output: Option<String>,
     pub error: Option<String>,
     pub code: Option<ErrorCode>,
     /// `(type, value)` of the pending guardrail.
@@ -70,6 +79,7 @@ struct TaskRow {
     details: String,
     status: String,
     result_message: Option<String>,
+    output: Option<String>,
     error: Option<String>,
     code: Option<String>,
     guardrail: Option<String>,
@@ -95,6 +105,7 @@ impl TryFrom<TaskRow> for TaskRecord {
             details: r.details,
             status: TaskStatus::parse(&r.status)?,
             result_message: r.result_message,
+            output: r.output,
             error: r.error,
             code: r.code.as_deref().and_then(ErrorCode::parse),
             guardrail,
@@ -156,10 +167,12 @@ impl Store {
         usage: Usage,
         cost_micros: i64,
     ) -> Result<i64> {
-        let (status, message, error, code) = match outcome {
-            TaskOutcome::Complete { message } => (TaskStatus::Complete, Some(message.as_str()), None, None),
+        let (status, message, output, error, code) = match outcome {
+            TaskOutcome::Complete { message, output } => {
+                (TaskStatus::Complete, Some(message.as_str()), output.as_deref(), None, None)
+            }
             TaskOutcome::Failed { error, code } => {
-                (TaskStatus::Failed, None, Some(error.as_str()), Some(code.as_str()))
+                (TaskStatus::Failed, None, None, Some(error.as_str()), Some(code.as_str()))
             }
         };
         let mut tx = self.pool.begin().await?;
@@ -167,7 +180,8 @@ impl Store {
         // ever has to be upgraded to a write, which SQLite refuses at once under contention.
         let user: Option<String> = sqlx::query_scalar(
             "UPDATE tasks SET status = $1, result_message = $2, error = $3, code = $4, guardrail = NULL,
-                input_tokens = $5, output_tokens = $6, compute_ms = $7, cost_micros = $8, completed_at = $9
+                input_tokens = $5, output_tokens = $6, compute_ms = $7, cost_micros = $8, completed_at = $9,
+                output = $11
              WHERE id = $10 AND status IN ('running', 'guardrail') RETURNING user_id",
         )
         .bind(status.as_str())
@@ -180,6 +194,7 @@ impl Store {
         .bind(cost_micros)
         .bind(now_ms())
         .bind(id.as_str())
+        .bind(output)
         .fetch_optional(&mut *tx)
         .await?;
         let Some(user) = user else {
@@ -201,7 +216,7 @@ impl Store {
     /// The task `task` of session `session`; `None` when either does not match.
     pub async fn get_task(&self, session: &str, task: &str) -> Result<Option<TaskRecord>> {
         let row: Option<TaskRow> = sqlx::query_as(
-            "SELECT id, session_id, user_id, details, status, result_message, error, code, guardrail,
+            "SELECT id, session_id, user_id, details, status, result_message, output, error, code, guardrail,
                     input_tokens, output_tokens, compute_ms, cost_micros, created_at, completed_at
              FROM tasks WHERE id = $1 AND session_id = $2",
         )
@@ -255,9 +270,20 @@ mod tests {
         s.insert_task(&t1, &sid, &u.id, "a").await.unwrap();
         s.insert_task(&t2, &sid, &u.id, "b").await.unwrap();
         let usage = Usage { input_tokens: 10, output_tokens: 5, compute_ms: 1500 };
-        let bal = s.finish_task(&t1, &TaskOutcome::Complete { message: "ok".into() }, usage, 250_000).await.unwrap();
+        let bal = s
+            .finish_task(
+                &t1,
+                &TaskOutcome::Complete { message: "ok".into(), output: Some("[1]".into()) },
+                usage,
+                250_000,
+            )
+            .await
+            .unwrap();
         assert_eq!(bal, 750_000);
-        assert!(s.finish_task(&t1, &TaskOutcome::Complete { message: "again".into() }, usage, 1).await.is_err());
+        assert!(s
+            .finish_task(&t1, &TaskOutcome::Complete { message: "again".into(), output: None }, usage, 1)
+            .await
+            .is_err());
         s.set_task_guardrail(&t2, Some(("human_input_needed", "which one?"))).await.unwrap();
         let g = s.get_task(sid.as_str(), t2.as_str()).await.unwrap().unwrap();
         assert_eq!(g.status, TaskStatus::Guardrail);
@@ -268,6 +294,7 @@ mod tests {
         assert_eq!(t.code, Some(ErrorCode::TaskInterrupted));
         let done = s.get_task(sid.as_str(), t1.as_str()).await.unwrap().unwrap();
         assert_eq!(done.result_message.as_deref(), Some("ok"));
+        assert_eq!(done.output.as_deref(), Some("[1]"));
         assert!(s.get_task("other", t1.as_str()).await.unwrap().is_none());
     }
 }

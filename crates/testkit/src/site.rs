@@ -2,6 +2,7 @@
 
 mod dynamic;
 mod html;
+mod login;
 mod pages;
 mod paint;
 mod probes;
@@ -133,6 +134,8 @@ fn router(state: SiteState) -> Router {
         .route("/pricing", get(pages::pricing))
         .route("/pricing/details", get(pages::pricing_details))
         .route("/form", get(pages::form))
+        .route("/login", get(login::login))
+        .route("/login/welcome", get(login::welcome))
         .route("/form/submitted", get(dynamic::form_submitted))
         .route("/set-cookie", get(dynamic::set_cookie))
         .route("/show-cookie", get(dynamic::show_cookie))

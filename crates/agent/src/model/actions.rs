@@ -11,20 +11,53 @@ pub const MAX_WAIT_SECONDS: f64 = 10.0;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "name", rename_all = "snake_case")]
 pub enum Action {
-    Navigate { url: String },
+    Navigate {
+        url: String,
+    },
     GoBack,
-    Click { index: Option<u32>, x: Option<f64>, y: Option<f64> },
-    Type { index: u32, text: String, press_enter: bool },
-    SelectOption { index: u32, option: String },
-    PressKey { key: String },
-    Scroll { down: bool, pixels: i64 },
-    SwitchTab { index: usize },
-    OpenTab { url: String },
-    CloseTab { index: usize },
-    Wait { seconds: f64 },
+    Click {
+        index: Option<u32>,
+        x: Option<f64>,
+        y: Option<f64>,
+    },
+    Type {
+        index: u32,
+        text: String,
+        press_enter: bool,
+    },
+    SelectOption {
+        index: u32,
+        option: String,
+    },
+    PressKey {
+        key: String,
+    },
+    Scroll {
+        down: bool,
+        pixels: i64,
+    },
+    SwitchTab {
+        index: usize,
+    },
+    OpenTab {
+        url: String,
+    },
+    CloseTab {
+        index: usize,
+    },
+    Wait {
+        seconds: f64,
+    },
     Extract,
-    AskHuman { question: String },
-    Done { message: String, success: bool },
+    AskHuman {
+        question: String,
+    },
+    /// `output`: the structured answer, for a task with an outputSchema.
+    Done {
+        message: String,
+        success: bool,
+        output: Option<Value>,
+    },
 }
 
 impl Action {
@@ -92,6 +125,7 @@ impl Action {
             "done" => Action::Done {
                 message: s("message").unwrap_or_default(),
                 success: a.get("success").and_then(Value::as_bool).unwrap_or(true),
+                output: a.get("output").filter(|v| !v.is_null()).cloned(),
             },
             other => return Err(format!("there is no tool {other:?}")),
         })
@@ -106,8 +140,23 @@ fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> 
     }
 }
 
-/// The tools offered to the model.
-pub fn tool_specs() -> Vec<ToolSpec> {
+/// The tools offered to the model; with an output schema, `done` takes the answer as `output`.
+pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
+    let done = match output_schema {
+        None => tool(
+            "done",
+            "Finish the task with the final answer for the user. Set success false if the task cannot be done.",
+            json!({ "message": { "type": "string" }, "success": { "type": "boolean" } }),
+            &["message"],
+        ),
+        Some(schema) => tool(
+            "done",
+            "Finish the task: `output` is the answer, matching the schema. If the task cannot be done, set \
+             success false and say why in message.",
+            json!({ "output": schema, "message": { "type": "string" }, "success": { "type": "boolean" } }),
+            &[],
+        ),
+    };
     let index = json!({ "type": "integer", "description": "the [index] of an element in the observation" });
     vec![
         tool("navigate", "Open a URL in the current tab.", json!({ "url": { "type": "string" } }), &["url"]),
@@ -158,12 +207,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
             json!({ "question": { "type": "string" } }),
             &["question"],
         ),
-        tool(
-            "done",
-            "Finish the task with the final answer for the user. Set success false if the task cannot be done.",
-            json!({ "message": { "type": "string" }, "success": { "type": "boolean" } }),
-            &["message"],
-        ),
+        done,
     ]
 }
 
@@ -189,7 +233,9 @@ mod tests {
         assert!(Action::from_call(&call("click", json!({}))).is_err());
         assert!(Action::from_call(&call("type", json!({"index": 1}))).unwrap_err().contains("text"));
         assert!(Action::from_call(&call("fly", json!({}))).is_err());
-        assert_eq!(tool_specs().len(), 14);
+        assert_eq!(tool_specs(None).len(), 14);
+        let structured = tool_specs(Some(&json!({"type": "array"})));
+        assert_eq!(structured[13].parameters["properties"]["output"], json!({"type": "array"}));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Carrying out one action on the session's browser, and telling the model what happened.
 
 use super::actions::Action;
+use crate::reveal::reveal;
 use crate::{AgentContext, AgentError};
 use serde_json::json;
 use std::time::Duration;
@@ -15,7 +16,7 @@ pub enum Outcome {
     /// A browser error the model may recover from.
     Failed(ErrorCode, String),
     /// The task is over.
-    Done { message: String, success: bool },
+    Done { message: String, success: bool, output: Option<serde_json::Value> },
 }
 
 fn failed(e: BrowserError) -> Outcome {
@@ -42,13 +43,23 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
     };
     ctx.events.action(action.name(), detail);
     match action {
-        Action::Done { message, success } => return Ok(Outcome::Done { message: message.clone(), success: *success }),
+        Action::Done { message, success, output } => {
+            return Ok(Outcome::Done { message: message.clone(), success: *success, output: output.clone() })
+        }
         Action::AskHuman { question } => {
             let answer = control.ask_human(question).await?;
             return Ok(Outcome::Ok(format!("The human answered: {answer}")));
         }
         _ => {}
     }
+    // A `<secret:NAME>` is revealed only here, for the page about to receive it.
+    let typed = match action {
+        Action::Type { text, .. } => match reveal(ctx, text).await {
+            Ok(value) => value,
+            Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
+        },
+        _ => String::new(),
+    };
     let work = async {
         let text = match action {
             Action::Navigate { url } => {
@@ -73,8 +84,8 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 page.settle().await?;
                 format!("Clicked at ({:.0}, {:.0}).", at.x, at.y)
             }
-            Action::Type { index, text, press_enter } => {
-                page.fill_index(*index, text).await?;
+            Action::Type { index, press_enter, .. } => {
+                page.fill_index(*index, &typed).await?;
                 if *press_enter {
                     page.press_key("Enter").await?;
                     page.settle().await?;

@@ -3,6 +3,7 @@
 //! when the model gives up, keeps failing, or keeps repeating itself (`loops`).
 
 mod actions;
+mod answer;
 mod execute;
 mod loops;
 mod prompt;
@@ -68,9 +69,13 @@ impl ModelAgent {
             Err(e) => return Err(e.into()),
         };
         let text = prompt::observation(&snapshot, &tabs, step);
+        // A page showing a secret (a field typed into) is described with the value masked, and its
+        // screenshot is left out.
+        let shows_secret = ctx.secrets.shown_in(&text);
+        let text = if shows_secret { ctx.secrets.mask(&text) } else { text };
         let print = page_print(&text);
         let mut content = vec![ContentPart::Text(text)];
-        if self.model.supports_images() {
+        if self.model.supports_images() && !shows_secret {
             if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {
                 let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
                 content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
@@ -83,6 +88,20 @@ impl ModelAgent {
 /// A fingerprint of what an observation shows: its text without the first line ("Observation (step N)").
 fn page_print(observation: &str) -> u64 {
     loops::fingerprint(&observation.split_once('\n').map_or(observation, |(_, rest)| rest))
+}
+
+/// `message` with every secret value in its text masked.
+fn mask_message(message: &ChatMessage, secrets: &webpilot_core::secrets::Secrets) -> ChatMessage {
+    let mut m = message.clone();
+    if secrets.is_empty() {
+        return m;
+    }
+    for part in &mut m.content {
+        if let ContentPart::Text(t) = part {
+            *t = secrets.mask(t);
+        }
+    }
+    m
 }
 
 /// Replaces the full text of an old observation by a one-line stub, so the prompt does not grow with
@@ -101,11 +120,15 @@ impl Agent for ModelAgent {
     }
 
     async fn run(&self, task: AgentTask, ctx: AgentContext) -> Result<String, AgentError> {
-        let tools = tool_specs();
+        let schema = task.limits.output_schema.as_ref();
+        let tools = tool_specs(schema.map(|s| s.schema()));
+        let secrets = &ctx.secrets;
+        let system = prompt::system_prompt(&task.limits.avoid_domains, secrets, schema.is_some());
         let mut history = vec![
-            ChatMessage::text(Role::System, prompt::system_prompt(&task.limits.avoid_domains)),
-            ChatMessage::text(Role::User, prompt::task_message(&task.details, &task.context)),
+            ChatMessage::text(Role::System, system),
+            ChatMessage::text(Role::User, secrets.mask(&prompt::task_message(&task.details, &task.context))),
         ];
+        let mut invalid_answers = 0usize;
         let max_output = task.limits.max_output_tokens.min(u32::MAX as u64) as u32;
         let mut failures = 0usize;
         let mut last_error: Option<(ErrorCode, String)> = None;
@@ -121,8 +144,10 @@ impl Agent for ModelAgent {
                 observation.content.push(ContentPart::Text(format!("WARNING: {warning}")));
             }
             history.push(observation);
-            let request =
-                ChatRequest { messages: history.clone(), tools: tools.clone(), max_output_tokens: max_output };
+            // Page text reaches the history through observations and tool results; every message is
+            // masked again here, so no secret value can reach the model whatever path it took.
+            let messages = history.iter().map(|m| mask_message(m, secrets)).collect();
+            let request = ChatRequest { messages, tools: tools.clone(), max_output_tokens: max_output };
             let response = ctx
                 .control
                 .act(async {
@@ -138,13 +163,24 @@ impl Agent for ModelAgent {
             }
             if response.tool_calls.is_empty() {
                 // A plain answer without tools is taken as the final answer.
-                return match response.text {
-                    Some(text) => Ok(text),
-                    None => Err(AgentError::new(
+                let Some(text) = response.text else {
+                    return Err(AgentError::new(
                         ErrorCode::TaskFailed,
                         "the model answered with neither text nor a tool call",
-                    )),
+                    ));
                 };
+                match answer::accept(schema, text.clone(), None) {
+                    Ok(message) => return Ok(message),
+                    Err(problem) => {
+                        invalid_answers += 1;
+                        if invalid_answers >= answer::MAX_INVALID_ANSWERS {
+                            return Err(AgentError::new(ErrorCode::OutputInvalid, problem));
+                        }
+                        history.push(ChatMessage::text(Role::Assistant, text));
+                        warning = Some(format!("ERROR OUTPUT_INVALID: {problem}"));
+                        continue;
+                    }
+                }
             }
             let mut assistant = ChatMessage::text(Role::Assistant, response.text.clone().unwrap_or_default());
             assistant.tool_calls = response.tool_calls.clone();
@@ -159,8 +195,17 @@ impl Agent for ModelAgent {
                     Err(msg) => Outcome::Failed(ErrorCode::InvalidParams, msg),
                 };
                 let reply = match outcome {
-                    Outcome::Done { message, success: true } => return Ok(message),
-                    Outcome::Done { message, success: false } => {
+                    Outcome::Done { message, success: true, output } => match answer::accept(schema, message, output) {
+                        Ok(message) => return Ok(message),
+                        Err(problem) => {
+                            invalid_answers += 1;
+                            if invalid_answers >= answer::MAX_INVALID_ANSWERS {
+                                return Err(AgentError::new(ErrorCode::OutputInvalid, problem));
+                            }
+                            format!("ERROR OUTPUT_INVALID: {problem}")
+                        }
+                    },
+                    Outcome::Done { message, success: false, .. } => {
                         let code = last_error.map(|(c, _)| c).unwrap_or(ErrorCode::TaskFailed);
                         return Err(AgentError::new(code, format!("the agent gave up: {message}")));
                     }

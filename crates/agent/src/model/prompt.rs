@@ -3,9 +3,11 @@
 
 use std::fmt::Write;
 use webpilot_browser::{PageSnapshot, TabInfo};
+use webpilot_core::secrets::Secrets;
 
-/// The system prompt for a task.
-pub fn system_prompt(avoid_domains: &[String]) -> String {
+/// The system prompt for a task: the rules, the domains to avoid, the names of its secrets (never
+/// their values) and whether the answer is structured.
+pub fn system_prompt(avoid_domains: &[String], secrets: &Secrets, structured: bool) -> String {
     let mut p = String::from(
         "You are webpilot, an agent that operates a real web browser to do a user's task.\n\
          Each turn you get an observation: the URL, title, open tabs, the visible interactive elements as \
@@ -24,6 +26,24 @@ pub fn system_prompt(avoid_domains: &[String]) -> String {
             "Never visit these domains or their subdomains (requests to them are blocked): {}.",
             avoid_domains.join(", ")
         );
+    }
+    if !secrets.is_empty() {
+        let names: Vec<String> = secrets
+            .names()
+            .map(|(name, s)| match s.domains() {
+                [] => name.to_owned(),
+                d => format!("{name} (only on {})", d.join(", ")),
+            })
+            .collect();
+        let _ = writeln!(
+            p,
+            "Secrets: you do not know their values; to type one, write <secret:NAME> in the type tool's text. \
+             Names: {}.",
+            names.join(", ")
+        );
+    }
+    if structured {
+        p.push_str("The answer is structured: call done with `output`, JSON matching the schema of its parameter.\n");
     }
     p
 }
@@ -142,7 +162,11 @@ mod tests {
         let o = observation(&snap, &[], 2);
         assert!(o.contains("[3] input type=text label=\"Your name\" value=\"Ada\" (offscreen)"), "{o}");
         assert!(o.contains("555px below"));
-        assert!(system_prompt(&["ads.test".into()]).contains("ads.test"));
+        assert!(system_prompt(&["ads.test".into()], &Secrets::default(), false).contains("ads.test"));
+        let secrets = Secrets::parse(&serde_json::json!({"pw": {"value": "hunter2", "domains": ["a.test"]}})).unwrap();
+        let p = system_prompt(&[], &secrets, true);
+        assert!(p.contains("<secret:NAME>") && p.contains("pw (only on a.test)") && !p.contains("hunter2"), "{p}");
+        assert!(p.contains("call done with `output`"));
         assert!(task_message("t", &[("user".into(), "hi".into())]).contains("user: hi"));
     }
 }

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use serde_json::json;
 use std::time::{Duration, Instant};
 use webpilot_browser::BrowserError;
+use webpilot_core::output::OutputSchema;
 use webpilot_core::ErrorCode;
 
 /// Placeholder in later steps for the last answer a human gave.
@@ -38,13 +39,30 @@ impl Agent for OfflinePlanner {
                 reports.push(report);
             }
         }
-        if reports.is_empty() {
+        let message = if reports.is_empty() {
             let title = ctx.control.act(ctx.page.title()).await.unwrap_or_default();
-            Ok(format!("Done: {} step(s) completed; the page is now {title:?}.", steps.len()))
+            format!("Done: {} step(s) completed; the page is now {title:?}.", steps.len())
         } else {
-            Ok(reports.join("\n"))
-        }
+            reports.join("\n")
+        };
+        structured(message, task.limits.output_schema.as_ref())
     }
+}
+
+/// With an outputSchema, the planner's text answer must fit it: as the JSON it may hold (a reported
+/// text that is JSON), else as a JSON string.
+fn structured(message: String, schema: Option<&OutputSchema>) -> Result<String, AgentError> {
+    let Some(schema) = schema else { return Ok(message) };
+    let value = OutputSchema::parse_answer(&message)
+        .ok()
+        .filter(|v| schema.check(v).is_ok())
+        .unwrap_or(serde_json::Value::String(message));
+    schema.check(&value).map(|_| value.to_string()).map_err(|problems| {
+        AgentError::new(
+            ErrorCode::OutputInvalid,
+            format!("the offline planner answers with text, which does not match the outputSchema: {problems}"),
+        )
+    })
 }
 
 fn with_answer(step: &Step, answer: &str) -> Step {
@@ -100,7 +118,8 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             control.act(page.settle()).await?;
         }
         Step::Type { text, field } => {
-            control.act(page.fill(field, text)).await?;
+            let value = crate::reveal::reveal(ctx, text).await?;
+            control.act(page.fill(field, &value)).await?;
             ctx.events.action("type", json!({ "field": field, "length": text.chars().count() }));
         }
         Step::Press(key) => {
@@ -161,5 +180,20 @@ async fn wait_for_text(ctx: &AgentContext, text: &str) -> Result<(), AgentError>
             return Err(BrowserError::ElementNotFound(format!("the text {text:?} did not appear")).into());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_structured_planner_answer_is_json_or_fails_with_output_invalid() {
+        let string = OutputSchema::parse(&json!({"type": "string"})).expect("schema");
+        assert_eq!(structured("Pricing".into(), Some(&string)).expect("fits"), "\"Pricing\"");
+        let object = OutputSchema::parse(&json!({"type": "object", "required": ["a"]})).expect("schema");
+        assert_eq!(structured("{\"a\": 1}".into(), Some(&object)).expect("fits"), "{\"a\":1}");
+        assert_eq!(structured("Pricing".into(), Some(&object)).unwrap_err().code, ErrorCode::OutputInvalid);
+        assert_eq!(structured("Pricing".into(), None).expect("text"), "Pricing");
     }
 }

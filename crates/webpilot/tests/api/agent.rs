@@ -26,7 +26,7 @@ pub(crate) async fn with_model(extra: impl FnOnce(Settings) -> Settings) -> (Tes
 }
 
 /// Collects a session's events until its task ends.
-fn collect_events(app: &TestApp, sid: &str) -> tokio::task::JoinHandle<Vec<Value>> {
+pub(crate) fn collect_events(app: &TestApp, sid: &str) -> tokio::task::JoinHandle<Vec<Value>> {
     let mut rx = app.app().manager.subscribe(sid).expect("live session");
     tokio::spawn(async move {
         let mut out = Vec::new();

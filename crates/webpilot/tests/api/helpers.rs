@@ -126,6 +126,11 @@ impl TestApp {
         self.app = Some(app);
     }
 
+    /// The service's data directory (its SQLite database).
+    pub fn data_dir(&self) -> &std::path::Path {
+        self.data.path()
+    }
+
     pub fn app(&self) -> &RunningApp {
         self.app.as_ref().expect("running")
     }

@@ -6,6 +6,7 @@ mod helpers;
 mod sio;
 
 mod agent;
+mod agent_answers;
 mod auth;
 mod browser;
 mod chat;

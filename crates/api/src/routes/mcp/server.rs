@@ -66,6 +66,18 @@ fn limit_properties() -> Value {
         "maxOutputTokens": { "type": "integer", "minimum": 100, "maximum": 50000 },
         "startingUrl": { "type": ["string", "null"], "description": "absolute http(s) URL" },
         "avoidDomains": { "type": "array", "items": { "type": "string" } },
+        "secrets": {
+            "type": "object",
+            "description": "name: value (or {value, domains}); the agent types <secret:NAME> without seeing the value",
+            "additionalProperties": {
+                "oneOf": [
+                    { "type": "string" },
+                    { "type": "object", "properties": { "value": { "type": "string" },
+                      "domains": { "type": "array", "items": { "type": "string" } } }, "required": ["value"] }
+                ]
+            }
+        },
+        "outputSchema": { "type": "object", "description": "a JSON Schema the final answer must satisfy (data.output)" },
     })
 }
 

@@ -1,0 +1,22 @@
+//! The one place a secret's value is revealed: just before it is typed, for the page the agent is on.
+
+use crate::{AgentContext, AgentError};
+use webpilot_core::secrets::{SecretError, Secrets};
+use webpilot_core::ErrorCode;
+
+/// `text` with each `<secret:NAME>` replaced by its value, if the current page's host may receive it.
+/// Text without a placeholder is returned as it is.
+pub(crate) async fn reveal(ctx: &AgentContext, text: &str) -> Result<String, AgentError> {
+    if !Secrets::has_placeholder(text) {
+        return Ok(text.to_owned());
+    }
+    let url = ctx.page.url().await.map_err(AgentError::from)?;
+    let host = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+    ctx.secrets.substitute(text, &host).map_err(|e| {
+        let code = match e {
+            SecretError::Unknown { .. } => ErrorCode::InvalidParams,
+            SecretError::NotAllowed { .. } => ErrorCode::SecretNotAllowed,
+        };
+        AgentError::new(code, e.to_string())
+    })
+}
