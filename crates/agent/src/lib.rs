@@ -8,12 +8,15 @@ mod control;
 mod meter;
 pub mod model;
 pub mod planner;
+pub mod replay;
 mod reveal;
 mod sink;
+pub mod trace;
 
 pub use control::TaskControl;
 pub use meter::UsageMeter;
 pub use sink::EventSink;
+pub use trace::TraceRecorder;
 
 use async_trait::async_trait;
 use webpilot_browser::{BrowserError, SessionPage};
@@ -41,6 +44,8 @@ pub struct AgentContext {
     pub usage: UsageMeter,
     /// Values typed for `<secret:NAME>`; never shown to the model (see `webpilot_core::secrets`).
     pub secrets: Secrets,
+    /// The actions carried out, for a later replay.
+    pub trace: TraceRecorder,
 }
 
 /// A task's failure, with the code reported on poll and events.
@@ -72,5 +77,9 @@ impl From<BrowserError> for AgentError {
 pub trait Agent: Send + Sync {
     /// A short name for logs ("offline-planner", "openai:gpt-4o").
     fn name(&self) -> &str;
+    /// Whether a model drives it (a replay hands over to such an agent when it cannot go on).
+    fn uses_model(&self) -> bool {
+        false
+    }
     async fn run(&self, task: AgentTask, ctx: AgentContext) -> Result<String, AgentError>;
 }

@@ -4,14 +4,20 @@ use crate::{AgentContext, AgentError};
 use webpilot_core::secrets::{SecretError, Secrets};
 use webpilot_core::ErrorCode;
 
-/// `text` with each `<secret:NAME>` replaced by its value, if the current page's host may receive it.
+/// `text` with each `<secret:NAME>` replaced by its value, if the host of the document receiving it may
+/// have it: the document of element `index` (which may be a cross-origin frame), else the page's.
 /// Text without a placeholder is returned as it is.
-pub(crate) async fn reveal(ctx: &AgentContext, text: &str) -> Result<String, AgentError> {
+pub(crate) async fn reveal(ctx: &AgentContext, text: &str, index: Option<u32>) -> Result<String, AgentError> {
     if !Secrets::has_placeholder(text) {
         return Ok(text.to_owned());
     }
-    let url = ctx.page.url().await.map_err(AgentError::from)?;
-    let host = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default();
+    let host = match index {
+        Some(i) => ctx.page.host_of_index(i).await.map_err(AgentError::from)?,
+        None => {
+            let url = ctx.page.url().await.map_err(AgentError::from)?;
+            url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default()
+        }
+    };
     ctx.secrets.substitute(text, &host).map_err(|e| {
         let code = match e {
             SecretError::Unknown { .. } => ErrorCode::InvalidParams,

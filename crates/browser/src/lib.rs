@@ -5,7 +5,9 @@
 
 mod config;
 mod cookies;
+mod elements;
 mod error;
+mod frames;
 mod input;
 mod page;
 mod pool;
@@ -23,5 +25,5 @@ pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserLease, BrowserPool, PoolStats, Replacement};
 pub use sandbox::{identity, BrowserIdentity, RunAs, SandboxError};
 pub use screencast::PageFrame;
-pub use snapshot::{ElementInfo, PageSnapshot};
+pub use snapshot::{Control, Node, PageSnapshot};
 pub use webpilot_egress::DomainPolicy;

@@ -3,7 +3,7 @@
 
 use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
-use crate::snapshot::{self, PageSnapshot};
+use crate::snapshot;
 use crate::tabs::{AbortOnDrop, Tab, TabOpener, Tabs};
 use crate::DomainPolicy;
 use crate::{input, scripts};
@@ -40,12 +40,12 @@ pub struct TabInfo {
 /// A session's browser pages; cheap to clone (the agent and manual control share it).
 #[derive(Clone)]
 pub struct SessionPage {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-struct Inner {
+pub(crate) struct Inner {
     tabs: Mutex<Tabs>,
-    opener: TabOpener,
+    pub(crate) opener: TabOpener,
     policy: DomainPolicy,
     cdp_timeout: Duration,
     nav_timeout: Duration,
@@ -56,6 +56,8 @@ struct Inner {
     adopting: AtomicUsize,
     /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
     tab_changes: tokio::sync::watch::Sender<u64>,
+    /// Where the frames of the latest snapshot are (`elements.rs`).
+    pub(crate) frames: crate::elements::FrameState,
 }
 
 impl SessionPage {
@@ -82,6 +84,7 @@ impl SessionPage {
             popups: Mutex::new(None),
             adopting: AtomicUsize::new(0),
             tab_changes: tokio::sync::watch::Sender::new(0),
+            frames: Default::default(),
         });
         let watcher = tokio::spawn(adopt_popups(Arc::downgrade(&inner), created));
         if let Ok(mut slot) = inner.popups.lock() {
@@ -117,7 +120,7 @@ impl SessionPage {
     }
 
     /// The active tab's page, or PAGE_CRASH when its renderer died (navigating it again revives it).
-    fn page(&self) -> Result<Page, BrowserError> {
+    pub(crate) fn page(&self) -> Result<Page, BrowserError> {
         let (page, crashed) = self.active()?;
         if crashed.load(Ordering::SeqCst) {
             return Err(BrowserError::PageCrash);
@@ -139,7 +142,7 @@ impl SessionPage {
         Ok(res.result.result.value.clone().unwrap_or(Value::Null))
     }
 
-    async fn run_script(&self, body: &str, arg: Value) -> Result<Value, BrowserError> {
+    pub(crate) async fn run_script(&self, body: &str, arg: Value) -> Result<Value, BrowserError> {
         self.eval(&scripts::with_arg(body, &arg)).await
     }
 
@@ -262,7 +265,7 @@ impl SessionPage {
         input::click(&self.page()?, at, double, self.inner.cdp_timeout).await
     }
 
-    async fn click_found(&self, found: Value, missing: String) -> Result<ClickTarget, BrowserError> {
+    pub(crate) async fn click_found(&self, found: Value, missing: String) -> Result<ClickTarget, BrowserError> {
         let at = point_of(&found).ok_or(BrowserError::ElementNotFound(missing))?;
         self.click_at(at, false).await?;
         Ok(ClickTarget {
@@ -278,12 +281,6 @@ impl SessionPage {
         self.click_found(found, format!("no link or button {text:?}")).await
     }
 
-    /// Clicks the element with snapshot index `index`.
-    pub async fn click_index(&self, index: u32) -> Result<ClickTarget, BrowserError> {
-        let found = self.run_script(snapshot::LOCATE_INDEX, json!(index)).await?;
-        self.click_found(found, format!("element [{index}] is no longer on the page")).await
-    }
-
     /// Focuses the field labelled `label` (label, placeholder, aria-label, name or id) by clicking it,
     /// then types `text` over its content.
     pub async fn fill(&self, label: &str, text: &str) -> Result<(), BrowserError> {
@@ -291,31 +288,12 @@ impl SessionPage {
         self.fill_found(found, format!("no field {label:?}"), text).await
     }
 
-    /// Types `text` over the content of the field with snapshot index `index`.
-    pub async fn fill_index(&self, index: u32, text: &str) -> Result<(), BrowserError> {
-        let found = self.run_script(snapshot::FOCUS_INDEX, json!(index)).await?;
-        self.fill_found(found, format!("element [{index}] is no longer on the page"), text).await
-    }
-
-    async fn fill_found(&self, found: Value, missing: String, text: &str) -> Result<(), BrowserError> {
+    pub(crate) async fn fill_found(&self, found: Value, missing: String, text: &str) -> Result<(), BrowserError> {
         let at = point_of(&found).ok_or(BrowserError::ElementNotFound(missing))?;
         self.click_at(at, false).await?;
         // The click may have collapsed the selection made by the script; select the content again.
-        self.eval(
-            "(() => { const el = document.activeElement; if (el && typeof el.select === 'function') el.select(); })()",
-        )
-        .await?;
+        self.run_script(snapshot::SELECT_FOCUSED, Value::Null).await?;
         self.type_text(text, false).await
-    }
-
-    /// Chooses an option (by text or value) in the select with snapshot index `index`.
-    pub async fn select_option(&self, index: u32, option: &str) -> Result<String, BrowserError> {
-        let r = self.run_script(snapshot::SELECT_OPTION, json!({ "index": index, "option": option })).await?;
-        match (r.get("selected").and_then(Value::as_str), r.get("error").and_then(Value::as_str)) {
-            (Some(s), _) => Ok(s.to_owned()),
-            (None, Some(e)) => Err(BrowserError::ElementNotFound(format!("element [{index}]: {e}"))),
-            _ => Err(BrowserError::ElementNotFound(format!("element [{index}] is no longer on the page"))),
-        }
     }
 
     /// Types into whatever has focus.
@@ -345,13 +323,6 @@ impl SessionPage {
     pub async fn body_text(&self, max_chars: usize) -> Result<String, BrowserError> {
         let text = self.eval("document.body ? document.body.innerText : ''").await?;
         Ok(text.as_str().unwrap_or_default().chars().take(max_chars).collect())
-    }
-
-    /// The snapshot the model observes: interactive elements with indices and the visible text.
-    pub async fn snapshot(&self, max_elements: usize, max_text: usize) -> Result<PageSnapshot, BrowserError> {
-        let v =
-            self.run_script(snapshot::SNAPSHOT, json!({ "maxElements": max_elements, "maxText": max_text })).await?;
-        serde_json::from_value(v).map_err(|e| BrowserError::Cdp(format!("unreadable snapshot: {e}")))
     }
 
     /// A JPEG screenshot of the viewport.
@@ -508,6 +479,6 @@ async fn adopt_one(strong: &Inner, info: &TargetInfo) {
     tracing::debug!("a page opened by the site became a tab");
 }
 
-fn point_of(v: &Value) -> Option<PagePoint> {
+pub(crate) fn point_of(v: &Value) -> Option<PagePoint> {
     Some(PagePoint { x: v.get("x")?.as_f64()?, y: v.get("y")?.as_f64()? })
 }

@@ -17,10 +17,38 @@ const __pick = (cands, want, nameOf) => {
   const vis = cands.filter(__visible);
   return vis.find((e) => nameOf(e) === want) || vis.find((e) => nameOf(e).includes(want)) || null;
 };
+// The offset of an element's document inside the top document (same-origin iframes).
+const __frameOffset = (el) => {
+  let x = 0, y = 0, win = el.ownerDocument.defaultView;
+  while (win && win.frameElement) {
+    const f = win.frameElement, r = f.getBoundingClientRect();
+    x += r.left + f.clientLeft; y += r.top + f.clientTop;
+    win = f.ownerDocument.defaultView;
+  }
+  return {x, y};
+};
 const __center = (el, extra) => {
   el.scrollIntoView({block: 'center', inline: 'center'});
-  const r = el.getBoundingClientRect();
-  return Object.assign({x: r.left + r.width / 2, y: r.top + r.height / 2, tag: el.tagName.toLowerCase()}, extra || {});
+  const r = el.getBoundingClientRect(), o = __frameOffset(el);
+  return Object.assign({x: o.x + r.left + r.width / 2, y: o.y + r.top + r.height / 2, tag: el.tagName.toLowerCase()}, extra || {});
+};
+// The element with snapshot index `idx`, searched through open shadow roots and same-origin iframes.
+const __deepFind = (idx) => {
+  const sel = '[data-wp-index="' + String(idx) + '"]';
+  const search = (root) => {
+    const hit = root.querySelector(sel);
+    if (hit) return hit;
+    for (const el of root.querySelectorAll('*')) {
+      let sub = null;
+      if (el.shadowRoot) sub = search(el.shadowRoot);
+      else if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        try { if (el.contentDocument) sub = search(el.contentDocument); } catch (e) { sub = null; }
+      }
+      if (sub) return sub;
+    }
+    return null;
+  };
+  return search(document);
 };
 "#;
 

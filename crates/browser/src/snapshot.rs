@@ -1,97 +1,100 @@
-//! A compact snapshot of what a person sees on the page, for the model: visible interactive elements
-//! with stable indices (kept on the elements as `data-wp-index`, so an index stays valid while the
-//! element lives), and the visible text around them.
+//! What a person sees on the page, for the model: one tree in document order where text and
+//! interactive elements are interleaved (`js/snapshot.js`), with open shadow roots, same-origin iframes
+//! and — through their own DevTools targets — cross-origin iframes included. Interactive elements carry
+//! indices (kept on the elements as `data-wp-index`, so an index stays valid while the element lives).
+//! How the tree becomes text is the agent's business (`webpilot_agent`'s observation).
 
 use serde::{Deserialize, Serialize};
 
-/// One visible interactive element.
+/// One interactive element.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ElementInfo {
+pub struct Control {
+    /// The index the model refers to it by.
+    #[serde(rename = "i")]
     pub index: u32,
-    pub tag: String,
-    #[serde(default)]
-    pub role: String,
-    #[serde(default, rename = "type")]
+    /// `link`, `button`, `input`, `input:email`, `checkbox`, `radio`, `select`, `textarea`, a role, …
+    #[serde(rename = "k")]
     pub kind: String,
-    #[serde(default)]
-    pub text: String,
-    #[serde(default)]
+    /// Its text or label.
+    #[serde(rename = "t", default)]
     pub label: String,
-    #[serde(default)]
-    pub placeholder: String,
-    #[serde(default)]
-    pub value: String,
-    #[serde(default)]
-    pub href: String,
-    /// Options of a select, as shown.
-    #[serde(default)]
+    /// Placeholder of a field, when it differs from the label.
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    /// Current value (a select's chosen option; `••••` for a filled password field).
+    #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// A select's options, as shown.
+    #[serde(rename = "o", default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
-    /// Centre in page coordinates.
-    pub x: f64,
-    pub y: f64,
-    /// Inside the viewport now (else reachable by scrolling).
+    /// A checkbox's or radio's state.
+    #[serde(rename = "c", default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
+    #[serde(rename = "d", default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+    /// Top edge in page coordinates.
     #[serde(default)]
-    pub in_view: bool,
+    pub y: f64,
+}
+
+/// A node of the page tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Node {
+    Text(String),
+    Control(Control),
+    /// A block-level element's content.
+    Block {
+        #[serde(rename = "b")]
+        children: Vec<Node>,
+        #[serde(default)]
+        y: f64,
+    },
+    /// A cross-origin iframe not read (yet): its frame number on the page, and its title.
+    Frame {
+        #[serde(rename = "f")]
+        frame: u32,
+        #[serde(rename = "t", default)]
+        title: String,
+        #[serde(default)]
+        y: f64,
+    },
+}
+
+impl Node {
+    /// Calls `f` on every control in the subtree.
+    pub fn for_each_control(&self, f: &mut impl FnMut(&Control)) {
+        match self {
+            Node::Control(c) => f(c),
+            Node::Block { children, .. } => children.iter().for_each(|n| n.for_each_control(f)),
+            Node::Text(_) | Node::Frame { .. } => {}
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageSnapshot {
     pub url: String,
     pub title: String,
-    pub elements: Vec<ElementInfo>,
-    /// Visible text of the page, whitespace-folded and cut short.
-    pub text: String,
+    pub tree: Vec<Node>,
     pub scroll_y: f64,
     pub page_height: f64,
     pub viewport_height: f64,
 }
 
-/// Collects the snapshot. ARG is `{maxElements, maxText}`.
-pub(crate) const SNAPSHOT: &str = r#"
-const max = ARG.maxElements, maxText = ARG.maxText;
-const sel = 'a[href], button, input:not([type=hidden]), textarea, select, summary, [role=button], [role=link], [role=checkbox], [role=tab], [role=menuitem], [role=option], [contenteditable=""], [contenteditable=true], [onclick]';
-let next = Number(document.documentElement.getAttribute('data-wp-next') || '1');
-const out = [];
-const vh = innerHeight, vw = innerWidth;
-for (const el of document.querySelectorAll(sel)) {
-  if (out.length >= max) break;
-  if (!__visible(el) || el.disabled) continue;
-  let idx = Number(el.getAttribute('data-wp-index') || '0');
-  if (!idx) { idx = next++; el.setAttribute('data-wp-index', String(idx)); }
-  const r = el.getBoundingClientRect();
-  const labels = [];
-  if (el.id) document.querySelectorAll('label[for="' + CSS.escape(el.id) + '"]').forEach((l) => labels.push(l.innerText));
-  const wrap = el.closest('label'); if (wrap && wrap !== el) labels.push(wrap.innerText);
-  if (el.getAttribute('aria-label')) labels.push(el.getAttribute('aria-label'));
-  const tag = el.tagName.toLowerCase();
-  const isField = tag === 'input' || tag === 'textarea' || tag === 'select';
-  out.push({
-    index: idx, tag, role: el.getAttribute('role') || '', type: el.getAttribute('type') || '',
-    text: isField ? '' : __norm2(el.innerText || el.value || el.title || el.alt || '').slice(0, 80),
-    label: __norm2(labels.join(' ')).slice(0, 80), placeholder: (el.placeholder || '').slice(0, 80),
-    value: isField && el.type !== 'password' ? String(el.value || '').slice(0, 80) : '',
-    href: tag === 'a' ? (el.getAttribute('href') || '').slice(0, 120) : '',
-    options: tag === 'select' ? [...el.options].slice(0, 20).map((o) => o.text.trim().slice(0, 40)) : [],
-    x: r.left + r.width / 2, y: r.top + r.height / 2,
-    in_view: r.bottom > 0 && r.top < vh && r.right > 0 && r.left < vw,
-  });
-}
-document.documentElement.setAttribute('data-wp-next', String(next));
-const text = __norm2(document.body ? document.body.innerText : '').slice(0, maxText);
-return { url: location.href, title: document.title, elements: out, text, scroll_y: scrollY,
-         page_height: document.documentElement.scrollHeight, viewport_height: vh };
-"#;
+/// Collects the tree of one document (the page's, or a cross-origin frame's in its own target).
+pub(crate) const SNAPSHOT: &str = include_str!("js/snapshot.js");
 
 /// Scrolls the element with ARG as its index into view; returns its centre, or null when it is gone.
 pub(crate) const LOCATE_INDEX: &str = r#"
-const el = document.querySelector('[data-wp-index="' + String(ARG) + '"]');
+const el = __deepFind(ARG);
 if (!el || !el.isConnected || !__visible(el)) return null;
 return __center(el, {text: __name(el).slice(0, 120)});
 "#;
 
 /// Focuses the element with index ARG and selects its content; returns its centre or null.
 pub(crate) const FOCUS_INDEX: &str = r#"
-const el = document.querySelector('[data-wp-index="' + String(ARG) + '"]');
+const el = __deepFind(ARG);
 if (!el || !el.isConnected || !__visible(el)) return null;
 const at = __center(el);
 el.focus();
@@ -99,9 +102,22 @@ if (typeof el.select === 'function') el.select();
 return at;
 "#;
 
+/// Selects the content of the focused field (a click may have collapsed the selection).
+pub(crate) const SELECT_FOCUSED: &str = r#"
+let el = document.activeElement;
+while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
+while (el && (el.tagName === 'IFRAME' || el.tagName === 'FRAME')) {
+  let doc = null;
+  try { doc = el.contentDocument; } catch (e) { doc = null; }
+  el = doc ? doc.activeElement : null;
+}
+if (el && typeof el.select === 'function') el.select();
+return null;
+"#;
+
 /// Selects the option whose text or value matches ARG.option in the select with index ARG.index.
 pub(crate) const SELECT_OPTION: &str = r#"
-const el = document.querySelector('[data-wp-index="' + String(ARG.index) + '"]');
+const el = __deepFind(ARG.index);
 if (!el || el.tagName.toLowerCase() !== 'select') return {error: 'not a select element'};
 const want = __norm(ARG.option);
 const opt = [...el.options].find((o) => __norm(o.text) === want || __norm(o.value) === want)
@@ -112,3 +128,73 @@ el.dispatchEvent(new Event('input', {bubbles: true}));
 el.dispatchEvent(new Event('change', {bubbles: true}));
 return {selected: opt.text.trim()};
 "#;
+
+/// A CSS path to the element with index ARG, from the top document: ` >>> ` enters a shadow root,
+/// ` >>| ` a same-origin iframe's document. Null when the element is gone.
+pub(crate) const CSS_PATH: &str = r#"
+const el = __deepFind(ARG);
+if (!el) return null;
+const within = (e) => {
+  const parts = [];
+  for (let n = e; n && n.nodeType === 1; n = n.parentElement) {
+    if (n.id && n.getRootNode().querySelectorAll('#' + CSS.escape(n.id)).length === 1) {
+      parts.unshift('#' + CSS.escape(n.id));
+      break;
+    }
+    const tag = n.tagName.toLowerCase();
+    const same = n.parentElement ? [...n.parentElement.children].filter((c) => c.tagName === n.tagName) : [n];
+    parts.unshift(same.length > 1 ? tag + ':nth-of-type(' + (same.indexOf(n) + 1) + ')' : tag);
+  }
+  return parts.join(' > ');
+};
+const path = (e) => {
+  const root = e.getRootNode();
+  if (root instanceof ShadowRoot) return path(root.host) + ' >>> ' + within(e);
+  const win = e.ownerDocument.defaultView;
+  if (win && win.frameElement) return path(win.frameElement) + ' >>| ' + within(e);
+  return within(e);
+};
+return path(el);
+"#;
+
+/// The index of the element at CSS path ARG (as `CSS_PATH` writes it), or null.
+pub(crate) const INDEX_AT_CSS: &str = r#"
+let root = document, el = null;
+const parts = String(ARG).split(/ (>>>|>>\|) /);
+for (let i = 0; i < parts.length; i += 2) {
+  try { el = root ? root.querySelector(parts[i]) : null; } catch (e) { el = null; }
+  if (!el) return null;
+  const sep = parts[i + 1];
+  if (sep === '>>>') root = el.shadowRoot;
+  else if (sep === '>>|') { try { root = el.contentDocument; } catch (e) { root = null; } }
+}
+const idx = el ? Number(el.getAttribute('data-wp-index') || '0') : 0;
+return idx || null;
+"#;
+
+/// The offset (in the page's viewport) of the content box of the cross-origin iframe numbered ARG.
+pub(crate) const FRAME_OFFSET: &str = r#"
+const el = document.querySelector('[data-wp-frame="' + String(ARG) + '"]');
+if (!el) return null;
+const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+return {x: r.left + el.clientLeft + parseFloat(s.paddingLeft || '0'),
+        y: r.top + el.clientTop + parseFloat(s.paddingTop || '0')};
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_tree_reads_from_the_script_json() {
+        let v = json!([{"b": ["Product 1", {"i": 4, "k": "button", "t": "Add", "y": 10}], "y": 8},
+                       {"f": 1, "t": "ads", "y": 300}, "tail"]);
+        let tree: Vec<Node> = serde_json::from_value(v).expect("tree");
+        assert!(matches!(&tree[0], Node::Block { children, .. } if children.len() == 2));
+        assert!(matches!(&tree[1], Node::Frame { frame: 1, .. }));
+        let mut seen = Vec::new();
+        tree[0].for_each_control(&mut |c| seen.push(c.index));
+        assert_eq!(seen, [4]);
+    }
+}

@@ -17,6 +17,9 @@ pub struct ResultData {
     /// The structured answer of a task with an outputSchema.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    /// What a replay (`replayOf`) did: `{of, steps, replayed, tokensSaved, handedOverAt?}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Value>,
 }
 
 /// A guardrail: the agent needs a human's input.
@@ -154,6 +157,7 @@ mod tests {
                 total_tokens: 3,
                 completion_time: 0.5,
                 output: None,
+                replay: None,
             },
             cost: 0.25,
         };

@@ -59,6 +59,8 @@ pub struct TaskLimits {
     pub secrets: Secrets,
     /// What the final answer must satisfy (a task's own; not inherited from the session).
     pub output_schema: Option<OutputSchema>,
+    /// An earlier task of the same user to replay without the model (a task's own).
+    pub replay_of: Option<String>,
 }
 
 impl Default for TaskLimits {
@@ -71,6 +73,7 @@ impl Default for TaskLimits {
             avoid_domains: Vec::new(),
             secrets: Secrets::default(),
             output_schema: None,
+            replay_of: None,
         }
     }
 }
@@ -92,6 +95,13 @@ impl TaskLimits {
             Some(raw) => base.secrets.merged(&Secrets::parse(raw)?),
         };
         let output_schema = f.get("outputSchema").map(OutputSchema::parse).transpose()?;
+        let replay_of = match f.opt_str("replayOf")?.map(str::trim) {
+            None => None,
+            Some(id) if id.is_empty() || id.len() > 100 => {
+                return Err(out_of_bounds("replayOf must be the taskId of an earlier task"))
+            }
+            Some(id) => Some(id.to_owned()),
+        };
         Ok(TaskLimits {
             max_duration_ms: f
                 .opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?
@@ -106,6 +116,7 @@ impl TaskLimits {
             avoid_domains,
             secrets,
             output_schema,
+            replay_of,
         })
     }
 }

@@ -25,7 +25,7 @@ pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
 pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
 
 pub(crate) enum Command {
-    NewTask { start: TaskStart, reply: Reply<Arc<LiveTask>> },
+    NewTask { start: Box<TaskStart>, reply: Reply<Arc<LiveTask>> },
     State { command: StateCommand, reply: Reply<String> },
     Interaction { action: Interaction, reply: Reply<String> },
     Guardrail { answer: String, reply: Reply<String> },
@@ -148,7 +148,7 @@ impl SessionActor {
     pub(crate) async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
         match cmd {
             Command::NewTask { start, reply } => {
-                let r = self.start_task(start).await;
+                let r = self.start_task(*start).await;
                 let _ = reply.send(r);
                 None
             }

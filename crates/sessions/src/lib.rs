@@ -7,6 +7,7 @@ mod admission;
 mod live;
 mod manager;
 mod recovery;
+mod replays;
 mod runner;
 
 pub use live::{LiveTask, TaskView};

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
-use webpilot_agent::{TaskControl, UsageMeter};
+use webpilot_agent::{TaskControl, TraceRecorder, UsageMeter};
 use webpilot_core::events::{Guardrail, ResultData};
 use webpilot_core::usage::{Prices, Usage};
 use webpilot_core::{ErrorCode, SessionId, TaskId};
@@ -17,6 +17,10 @@ pub struct LiveTask {
     pub meter: UsageMeter,
     /// The task has an outputSchema: its message is the JSON of its answer.
     pub structured: bool,
+    /// The actions carried out (stored with the outcome, for `replayOf`).
+    pub trace: TraceRecorder,
+    /// What a replay did (`data.replay`), once it is over.
+    pub replay: Mutex<Option<serde_json::Value>>,
     /// Becomes true once the outcome is stored (or kept here, see `final_view`).
     done: watch::Sender<bool>,
     /// The outcome, when the store could not take it yet: polls show it while the write is retried.
@@ -37,6 +41,8 @@ impl LiveTask {
             control,
             meter,
             structured,
+            trace: TraceRecorder::default(),
+            replay: Mutex::new(None),
             done: watch::Sender::new(false),
             final_view: Mutex::new(None),
         })
@@ -110,7 +116,12 @@ impl TaskView {
                 None => TaskView::Running { usage: r.usage },
             },
             TaskStatus::Complete => TaskView::Complete {
-                data: result_data(r.result_message.clone().unwrap_or_default(), r.output.as_deref(), r.usage),
+                data: result_data(
+                    r.result_message.clone().unwrap_or_default(),
+                    r.output.as_deref(),
+                    r.replay.as_deref(),
+                    r.usage,
+                ),
                 usage: r.usage,
                 cost_micros: r.cost_micros,
                 completed_at: r.completed_at.and_then(DateTime::from_timestamp_millis).unwrap_or_else(Utc::now),
@@ -138,11 +149,12 @@ impl TaskView {
 }
 
 /// The spec's result data object.
-/// `output` is the JSON text of a structured answer.
-pub fn result_data(message: String, output: Option<&str>, usage: Usage) -> ResultData {
+/// `output` is the JSON text of a structured answer, `replay` that of a replay's report.
+pub fn result_data(message: String, output: Option<&str>, replay: Option<&str>, usage: Usage) -> ResultData {
     ResultData {
         message,
         output: output.and_then(|o| serde_json::from_str(o).ok()),
+        replay: replay.and_then(|r| serde_json::from_str(r).ok()),
         prompt_tokens: usage.input_tokens,
         completion_tokens: usage.output_tokens,
         total_tokens: usage.input_tokens + usage.output_tokens,

@@ -251,7 +251,7 @@ impl SessionManager {
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
-        let defaults = TaskLimits { starting_url: None, output_schema: None, ..params.limits.clone() };
+        let defaults = TaskLimits { starting_url: None, output_schema: None, replay_of: None, ..params.limits.clone() };
         let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages };
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());
@@ -306,8 +306,12 @@ impl SessionManager {
         context: Vec<(String, String)>,
         hold: Hold,
     ) -> Result<StartedTask, ApiError> {
-        let start = TaskStart { task, context, hold };
-        let live = self.ask(handle, |reply| Command::NewTask { start, reply }).await?;
+        let replay = match &task.limits.replay_of {
+            Some(of) => Some(crate::replays::source(&self.shared.store, &handle.user_id, of).await?),
+            None => None,
+        };
+        let start = TaskStart { task, context, hold, replay };
+        let live = self.ask(handle, |reply| Command::NewTask { start: Box::new(start), reply }).await?;
         Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
     }
 

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
+use webpilot_agent::replay::ReplaySource;
 use webpilot_agent::{Agent, AgentContext, AgentError, AgentTask, EventSink, TaskControl, UsageMeter};
 use webpilot_browser::SessionPage;
 use webpilot_core::events::{SessionEvent, TaskEvent};
@@ -16,11 +17,13 @@ use webpilot_core::usage::{micros_to_usd, Prices, Usage};
 use webpilot_core::{ErrorCode, SessionId, TaskId};
 use webpilot_store::{Store, TaskOutcome};
 
-/// What a new task brings: its parameters, earlier conversation (chat completions) and its hold.
+/// What a new task brings: its parameters, earlier conversation (chat completions), its hold, and
+/// the trace to replay (`replayOf`).
 pub(crate) struct TaskStart {
     pub task: NewTask,
     pub context: Vec<(String, String)>,
     pub hold: Hold,
+    pub replay: Option<ReplaySource>,
 }
 
 pub(crate) struct RunningTask {
@@ -39,7 +42,7 @@ pub(crate) fn spawn(
     task_id: TaskId,
     start: TaskStart,
 ) -> RunningTask {
-    let TaskStart { task, context, hold } = start;
+    let TaskStart { task, context, hold, replay } = start;
     let secrets = task.limits.secrets.clone();
     let structured = task.limits.output_schema.is_some();
     let sink = EventSink::new(task_id.clone(), bus, secrets.clone());
@@ -47,7 +50,9 @@ pub(crate) fn spawn(
     let meter = UsageMeter::new(task.limits.max_input_tokens, task.limits.max_output_tokens);
     let live = LiveTask::new(task_id.clone(), session_id, control.clone(), meter.clone(), structured);
     page.policy().set(task.limits.avoid_domains.clone());
-    let ctx = AgentContext { page, control, events: sink, usage: meter, secrets: secrets.clone() };
+    let trace = live.trace.clone();
+    let ctx = AgentContext { page, control, events: sink, usage: meter, secrets: secrets.clone(), trace };
+    let report_to = live.clone();
     let max = Duration::from_millis(task.limits.max_duration_ms);
     let starting_url = task.limits.starting_url.clone();
     let agent_task = AgentTask { task_id, details: task.task_details, context, limits: task.limits };
@@ -57,7 +62,16 @@ pub(crate) fn spawn(
                 ctx.control.act(ctx.page.goto(url)).await?;
                 ctx.events.action("navigate", serde_json::json!({ "url": url }));
             }
-            agent.run(agent_task, ctx.clone()).await
+            match replay {
+                None => agent.run(agent_task, ctx.clone()).await,
+                Some(source) => {
+                    let (result, report) = webpilot_agent::replay::run(&*agent, agent_task, &ctx, source).await;
+                    if let Ok(mut slot) = report_to.replay.lock() {
+                        *slot = Some(report.to_json());
+                    }
+                    result
+                }
+            }
         };
         let result = match tokio::time::timeout(max, work).await {
             Ok(r) => r,
@@ -140,11 +154,18 @@ pub(crate) async fn finish(
 ) -> Option<PendingOutcome> {
     let usage = live.meter.snapshot();
     let cost = usage.cost_micros(prices);
+    let replay = live.replay.lock().ok().and_then(|r| r.as_ref().map(|v| v.to_string()));
+    let trace = live.trace.to_json();
+    if trace.is_some() || replay.is_some() {
+        if let Err(e) = store.set_task_trace(&live.id, trace.as_deref(), replay.as_deref()).await {
+            tracing::warn!(task = %live.id, error = %e, "storing a task's trace failed; it cannot be replayed");
+        }
+    }
     let (outcome, event) = match result {
         Ok(message) => {
             // A structured answer's message is its JSON text (the agent checked it against the schema).
             let output = live.structured.then(|| message.clone());
-            let data = result_data(message.clone(), output.as_deref(), usage);
+            let data = result_data(message.clone(), output.as_deref(), replay.as_deref(), usage);
             (TaskOutcome::Complete { message, output }, TaskEvent::Completed { data, cost: micros_to_usd(cost) })
         }
         Err(e) => (
@@ -159,7 +180,7 @@ pub(crate) async fn finish(
         }
         Err(e) => {
             tracing::error!(task = %live.id, error = %e, "storing a task outcome failed; kept in memory, retrying");
-            live.keep_final_view(final_view(&outcome, usage, cost));
+            live.keep_final_view(final_view(&outcome, replay.as_deref(), usage, cost));
             Some(PendingOutcome { outcome, usage, cost })
         }
     };
@@ -168,10 +189,10 @@ pub(crate) async fn finish(
     pending
 }
 
-fn final_view(outcome: &TaskOutcome, usage: Usage, cost_micros: i64) -> TaskView {
+fn final_view(outcome: &TaskOutcome, replay: Option<&str>, usage: Usage, cost_micros: i64) -> TaskView {
     match outcome {
         TaskOutcome::Complete { message, output } => TaskView::Complete {
-            data: result_data(message.clone(), output.as_deref(), usage),
+            data: result_data(message.clone(), output.as_deref(), replay, usage),
             usage,
             cost_micros,
             completed_at: chrono::Utc::now(),

@@ -61,6 +61,8 @@ pub struct TaskRecord {
     pub result_message: Option<String>,
     /// JSON text of a structured answer.
     pub output: Option<String>,
+    /// JSON of what a replay did (`data.replay`).
+    pub replay: Option<String>,
     pub error: Option<String>,
     pub code: Option<ErrorCode>,
     /// `(type, value)` of the pending guardrail.
@@ -80,6 +82,7 @@ struct TaskRow {
     status: String,
     result_message: Option<String>,
     output: Option<String>,
+    replay: Option<String>,
     error: Option<String>,
     code: Option<String>,
     guardrail: Option<String>,
@@ -106,6 +109,7 @@ impl TryFrom<TaskRow> for TaskRecord {
             status: TaskStatus::parse(&r.status)?,
             result_message: r.result_message,
             output: r.output,
+            replay: r.replay,
             error: r.error,
             code: r.code.as_deref().and_then(ErrorCode::parse),
             guardrail,
@@ -213,10 +217,37 @@ impl Store {
         Ok(balance)
     }
 
+    /// Keeps a task's action trace and, for a replay, its report (JSON texts); before its outcome.
+    pub async fn set_task_trace(&self, id: &TaskId, trace: Option<&str>, replay: Option<&str>) -> Result<()> {
+        crate::retry::on_busy("store a task trace", || async {
+            sqlx::query("UPDATE tasks SET trace = $1, replay = $2 WHERE id = $3")
+                .bind(trace)
+                .bind(replay)
+                .bind(id.as_str())
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// What a replay of task `task` needs, if it is `user`'s: its status, trace and the tokens it used.
+    pub async fn replay_source(&self, task: &str, user: &UserId) -> Result<Option<(TaskStatus, Option<String>, u64)>> {
+        let row: Option<(String, Option<String>, i64, i64)> = sqlx::query_as(
+            "SELECT status, trace, input_tokens, output_tokens FROM tasks WHERE id = $1 AND user_id = $2",
+        )
+        .bind(task)
+        .bind(user.as_str())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|(status, trace, i, o)| Ok((TaskStatus::parse(&status)?, trace, (i.max(0) + o.max(0)) as u64)))
+            .transpose()
+    }
+
     /// The task `task` of session `session`; `None` when either does not match.
     pub async fn get_task(&self, session: &str, task: &str) -> Result<Option<TaskRecord>> {
         let row: Option<TaskRow> = sqlx::query_as(
-            "SELECT id, session_id, user_id, details, status, result_message, output, error, code, guardrail,
+            "SELECT id, session_id, user_id, details, status, result_message, output, replay, error, code, guardrail,
                     input_tokens, output_tokens, compute_ms, cost_micros, created_at, completed_at
              FROM tasks WHERE id = $1 AND session_id = $2",
         )
@@ -295,6 +326,11 @@ mod tests {
         let done = s.get_task(sid.as_str(), t1.as_str()).await.unwrap().unwrap();
         assert_eq!(done.result_message.as_deref(), Some("ok"));
         assert_eq!(done.output.as_deref(), Some("[1]"));
+        s.set_task_trace(&t1, Some("[{}]"), Some("{}")).await.unwrap();
+        let (status, trace, tokens) = s.replay_source(t1.as_str(), &u.id).await.unwrap().unwrap();
+        assert_eq!((status, trace.as_deref(), tokens), (TaskStatus::Complete, Some("[{}]"), 15));
+        let stranger = s.create_user("d", 0).await.unwrap();
+        assert!(s.replay_source(t1.as_str(), &stranger.id).await.unwrap().is_none());
         assert!(s.get_task("other", t1.as_str()).await.unwrap().is_none());
     }
 }

@@ -125,22 +125,40 @@ pub fn last_observation(request: &Value) -> String {
         .unwrap_or_default()
 }
 
-/// Replaces `"@text"` string arguments by the index of the first element line containing `text`.
+/// Replaces `"@text"` string arguments by the index of the first element (`[N label]` in the
+/// observation) whose label contains `text`, and `"@line:TEXT:K"` by the K-th element index (from 1) of
+/// the first line containing TEXT; 9999 when there is none.
 fn resolve(arguments: &Value, observation: &str) -> Value {
     match arguments {
         Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, observation))).collect()),
-        Value::String(s) if s.starts_with('@') => {
-            let want = &s[1..];
-            observation
-                .lines()
-                .filter(|l| l.starts_with('['))
-                .find(|l| l.contains(want))
-                .and_then(|l| l[1..].split(']').next()?.parse::<u64>().ok())
-                .map(|i| json!(i))
-                .unwrap_or_else(|| json!(9999))
+        Value::String(s) if s.starts_with("@line:") => {
+            let spec = &s["@line:".len()..];
+            let found = spec.rsplit_once(':').and_then(|(text, k)| line_index(observation, text, k.parse().ok()?));
+            json!(found.unwrap_or(9999))
         }
+        Value::String(s) if s.starts_with('@') => json!(element_index(observation, &s[1..]).unwrap_or(9999)),
         other => other.clone(),
     }
+}
+
+/// The `nth` element index (from 1; `[N]` or `[N label]`) of the first line of `observation` that
+/// contains `want`.
+pub fn line_index(observation: &str, want: &str, nth: usize) -> Option<u64> {
+    let line = observation.lines().find(|l| l.contains(want))?;
+    line.split('[')
+        .skip(1)
+        .filter_map(|chunk| chunk.split([']', ' ']).next()?.parse::<u64>().ok())
+        .nth(nth.checked_sub(1)?)
+}
+
+/// The index of the first `[N label]` in `observation` whose label contains `want`.
+pub fn element_index(observation: &str, want: &str) -> Option<u64> {
+    observation.split('[').skip(1).find_map(|chunk| {
+        let (inside, _) = chunk.split_once(']')?;
+        let (number, label) = inside.split_once(' ')?;
+        let index = number.parse::<u64>().ok()?;
+        label.contains(want).then_some(index)
+    })
 }
 
 async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Response {

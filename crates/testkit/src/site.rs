@@ -6,6 +6,7 @@ mod login;
 mod pages;
 mod paint;
 mod probes;
+mod shop;
 mod whep_player;
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -135,6 +136,9 @@ fn router(state: SiteState) -> Router {
         .route("/pricing/details", get(pages::pricing_details))
         .route("/form", get(pages::form))
         .route("/login", get(login::login))
+        .route("/shop", get(shop::shop))
+        .route("/shop/cards", get(shop::shop_cards))
+        .route("/shop/xo", get(shop::shop_cross_origin))
         .route("/login/welcome", get(login::welcome))
         .route("/form/submitted", get(dynamic::form_submitted))
         .route("/set-cookie", get(dynamic::set_cookie))

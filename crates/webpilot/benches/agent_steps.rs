@@ -1,4 +1,5 @@
-//! Benchmark (prints numbers, asserts nothing): prompt size per model turn on the fixture pages,
+//! Benchmark (prints numbers, asserts nothing): observation and prompt size in o200k tokens per fixture page
+//! (`WEBPILOT_BENCH_SHOW=1` prints the observations too),
 //! session-start / task latency on a warm browser, and Chromium memory (PSS) per idle session. Run with `cargo bench -p webpilot --bench agent_steps`.
 
 mod common;
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use webpilot::config::{ServeConfig, StoreConfig};
 use webpilot_core::usage::usd_to_micros;
-use webpilot_testkit::model::last_observation;
+use webpilot_testkit::model::{content_text, last_observation};
 use webpilot_testkit::{FixtureSite, Reply, ScriptedModel};
 
 #[derive(Parser)]
@@ -51,9 +52,12 @@ async fn main() {
         async move { req.send().await.expect("request").json::<Value>().await.expect("json") }
     };
 
-    println!("== prompt size per model turn (tokens = request characters / 4, as the scripted model reports) ==");
-    println!("{:<18} {:>10} {:>12} {:>12}", "page", "elements", "obs chars", "turn tokens");
-    for path in ["/", "/pricing", "/form", "/counter", "/tracker", "/vanish"] {
+    // o200k_base is the tokenizer of the GPT-4o and o-series models.
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let tokens = |text: &str| bpe.encode_with_special_tokens(text).len();
+    println!("== observation size per page (o200k_base tokens, counted with tiktoken-rs) ==");
+    println!("{:<22} {:>9} {:>11} {:>11} {:>12}", "page", "elements", "page chars", "page tokens", "turn tokens");
+    for path in ["/", "/pricing", "/form", "/login", "/counter", "/shop", "/shop?layout=frames", "/shop/xo"] {
         let before = model.requests().len();
         model.push(vec![Reply::call("navigate", json!({ "url": site.url(path) })), Reply::done("ok")]);
         let r = post("/start/run-task", json!({ "taskDetails": "measure" })).await;
@@ -61,12 +65,24 @@ async fn main() {
         let reqs = model.requests();
         let turn = &reqs[before + 1];
         let obs = last_observation(turn);
-        let elements = obs.lines().filter(|l| l.starts_with('[')).count();
-        let tokens = turn["messages"].to_string().len() / 4;
-        println!("{path:<18} {elements:>10} {:>12} {tokens:>12}", obs.len());
+        let page = obs.split_once("\nPage:\n").map_or("", |(_, p)| p);
+        let elements = page.matches('[').count();
+        let turn_text: String = turn["messages"].as_array().into_iter().flatten().map(content_text).collect();
+        let turn_tokens = tokens(&turn_text) + tokens(&turn["tools"].to_string());
+        println!("{path:<22} {elements:>9} {:>11} {:>11} {turn_tokens:>12}", page.len(), tokens(page));
+        if std::env::var_os("WEBPILOT_BENCH_SHOW").is_some() {
+            println!("{obs}");
+        }
     }
-    let tools_chars = model.requests()[0]["tools"].to_string().len();
-    println!("tool definitions: {tools_chars} chars (~{} tokens, sent with every turn)", tools_chars / 4);
+    let first = &model.requests()[0];
+    let system = content_text(&first["messages"][0]);
+    let tools = first["tools"].to_string();
+    println!(
+        "system prompt: {} tokens; tool definitions (as JSON): {} tokens; together {} (sent with every turn)",
+        tokens(&system),
+        tokens(&tools),
+        tokens(&system) + tokens(&tools)
+    );
 
     println!("\n== latency on a warm browser (median of 10) ==");
     let mut starts = Vec::new();

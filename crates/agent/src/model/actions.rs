@@ -49,6 +49,9 @@ pub enum Action {
         seconds: f64,
     },
     Extract,
+    Find {
+        query: String,
+    },
     AskHuman {
         question: String,
     },
@@ -76,9 +79,30 @@ impl Action {
             Action::CloseTab { .. } => "close_tab",
             Action::Wait { .. } => "wait",
             Action::Extract => "extract",
+            Action::Find { .. } => "find",
             Action::AskHuman { .. } => "ask_human",
             Action::Done { .. } => "done",
         }
+    }
+
+    /// The element index the action is aimed at, if any.
+    pub fn index(&self) -> Option<u32> {
+        match self {
+            Action::Click { index, .. } => *index,
+            Action::Type { index, .. } | Action::SelectOption { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// The same action aimed at element `index` instead.
+    pub fn with_index(&self, new: u32) -> Action {
+        let mut a = self.clone();
+        match &mut a {
+            Action::Click { index, .. } => *index = Some(new),
+            Action::Type { index, .. } | Action::SelectOption { index, .. } => *index = new,
+            _ => {}
+        }
+        a
     }
 
     /// Parses a tool call; the error is told to the model.
@@ -121,6 +145,7 @@ impl Action {
             "close_tab" => Action::CloseTab { index: need_i("index")? as usize },
             "wait" => Action::Wait { seconds: n("seconds").unwrap_or(1.0).clamp(0.0, MAX_WAIT_SECONDS) },
             "extract" => Action::Extract,
+            "find" => Action::Find { query: need_s("query")? },
             "ask_human" => Action::AskHuman { question: need_s("question")? },
             "done" => Action::Done {
                 message: s("message").unwrap_or_default(),
@@ -202,6 +227,12 @@ pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
         tool("wait", "Wait for the page (at most 10 seconds).", json!({ "seconds": { "type": "number" } }), &[]),
         tool("extract", "Read the full visible text of the current page.", json!({}), &[]),
         tool(
+            "find",
+            "Search the whole page, including what a cut left out, for text; returns the matching lines.",
+            json!({ "query": { "type": "string" } }),
+            &["query"],
+        ),
+        tool(
             "ask_human",
             "Ask the human a question when you need information or a decision only they have; waits for the answer.",
             json!({ "question": { "type": "string" } }),
@@ -233,9 +264,9 @@ mod tests {
         assert!(Action::from_call(&call("click", json!({}))).is_err());
         assert!(Action::from_call(&call("type", json!({"index": 1}))).unwrap_err().contains("text"));
         assert!(Action::from_call(&call("fly", json!({}))).is_err());
-        assert_eq!(tool_specs(None).len(), 14);
+        assert_eq!(tool_specs(None).len(), 15);
         let structured = tool_specs(Some(&json!({"type": "array"})));
-        assert_eq!(structured[13].parameters["properties"]["output"], json!({"type": "array"}));
+        assert_eq!(structured[14].parameters["properties"]["output"], json!({"type": "array"}));
     }
 
     #[test]

@@ -2,10 +2,12 @@
 
 use super::actions::Action;
 use crate::reveal::reveal;
+use crate::trace::{Locator, TraceStep};
 use crate::{AgentContext, AgentError};
 use serde_json::json;
 use std::time::Duration;
 use webpilot_browser::BrowserError;
+use webpilot_browser::PageSnapshot;
 use webpilot_core::geometry::{PagePoint, FRAME_WIDTH, PAGE_HEIGHT};
 use webpilot_core::ErrorCode;
 
@@ -23,8 +25,36 @@ fn failed(e: BrowserError) -> Outcome {
     Outcome::Failed(e.code(), e.to_string())
 }
 
+/// Most lines `find` returns.
+const FIND_LINES: usize = 30;
+
 /// Maximum page text returned by `extract`.
 const EXTRACT_CHARS: usize = 8000;
+
+/// Runs an action and adds it to the task's trace when it worked, with a locator for its element
+/// (taken from `snapshot`, the observation the action was chosen on, before the action changes it).
+pub async fn run_recorded(
+    action: &Action,
+    ctx: &AgentContext,
+    snapshot: Option<&PageSnapshot>,
+) -> Result<Outcome, AgentError> {
+    let target = match (action.index(), snapshot) {
+        (Some(index), Some(snap)) => locate(ctx, snap, index).await,
+        _ => None,
+    };
+    let outcome = run(action, ctx).await?;
+    if matches!(outcome, Outcome::Ok(_) | Outcome::Done { success: true, .. }) {
+        ctx.trace.record(TraceStep { action: action.clone(), target });
+    }
+    Ok(outcome)
+}
+
+/// How to find element `index` of `snap` again later.
+async fn locate(ctx: &AgentContext, snap: &PageSnapshot, index: u32) -> Option<Locator> {
+    let (control, context) = super::observe::elements_in_context(snap).into_iter().find(|(c, _)| c.index == index)?;
+    let css = ctx.page.css_path(index).await.unwrap_or_default();
+    Some(Locator { kind: control.kind, name: control.label, context, css })
+}
 
 pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentError> {
     let page = &ctx.page;
@@ -39,6 +69,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
         Action::SwitchTab { index } | Action::CloseTab { index } => json!({ "index": index }),
         Action::Wait { seconds } => json!({ "seconds": seconds }),
         Action::AskHuman { question } => json!({ "question": question }),
+        Action::Find { query } => json!({ "query": query }),
         Action::GoBack | Action::Extract | Action::Done { .. } => json!({}),
     };
     ctx.events.action(action.name(), detail);
@@ -54,7 +85,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
     }
     // A `<secret:NAME>` is revealed only here, for the page about to receive it.
     let typed = match action {
-        Action::Type { text, .. } => match reveal(ctx, text).await {
+        Action::Type { text, index, .. } => match reveal(ctx, text, Some(*index)).await {
             Ok(value) => value,
             Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
         },
@@ -126,6 +157,15 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
             Action::Extract => {
                 let t = page.body_text(EXTRACT_CHARS).await?;
                 format!("Page text (up to {EXTRACT_CHARS} characters):\n{t}")
+            }
+            Action::Find { query } => {
+                let snap = page.snapshot().await?;
+                let lines = super::observe::find(&snap, query, FIND_LINES);
+                if lines.is_empty() {
+                    format!("Nothing on the page matches {query:?}.")
+                } else {
+                    format!("{} line(s) match {query:?}:\n{}", lines.len(), lines.join("\n"))
+                }
             }
             Action::Done { .. } | Action::AskHuman { .. } => String::new(),
         };

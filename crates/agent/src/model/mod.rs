@@ -3,9 +3,10 @@
 //! when the model gives up, keeps failing, or keeps repeating itself (`loops`).
 
 mod actions;
-mod answer;
-mod execute;
+pub(crate) mod answer;
+pub(crate) mod execute;
 mod loops;
+pub(crate) mod observe;
 mod prompt;
 
 pub use actions::{tool_specs, Action};
@@ -24,10 +25,9 @@ use webpilot_llm::{ChatMessage, ChatModel, ChatRequest, ContentPart, Role};
 pub struct ModelAgentSettings {
     /// Model turns before the task fails.
     pub max_steps: usize,
-    /// Interactive elements listed per observation.
-    pub max_elements: usize,
-    /// Characters of visible text per observation.
-    pub max_text: usize,
+    /// Characters of the page per observation (about a quarter as many tokens); the rest is cut with a
+    /// note saying how much, which `find` or scrolling brings back.
+    pub max_page_chars: usize,
     /// Consecutive failed actions after which the task fails with the last error.
     pub max_failures: usize,
     /// JPEG quality of screenshots (when the model takes images).
@@ -36,7 +36,7 @@ pub struct ModelAgentSettings {
 
 impl Default for ModelAgentSettings {
     fn default() -> Self {
-        ModelAgentSettings { max_steps: 40, max_elements: 80, max_text: 1500, max_failures: 4, screenshot_quality: 50 }
+        ModelAgentSettings { max_steps: 40, max_page_chars: 12_000, max_failures: 4, screenshot_quality: 50 }
     }
 }
 
@@ -54,21 +54,21 @@ impl ModelAgent {
 
     /// The current observation as a user message (text, and a screenshot when the model takes images),
     /// with a fingerprint of what it shows (the step number left out).
-    async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<(ChatMessage, u64), AgentError> {
+    async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<Observed, AgentError> {
         let page = &ctx.page;
         let tabs = ctx.control.act(page.tabs()).await.unwrap_or_default();
-        let snapshot = ctx.control.guard(page.snapshot(self.settings.max_elements, self.settings.max_text)).await?;
+        let snapshot = ctx.control.guard(page.snapshot()).await?;
         let snapshot = match snapshot {
             Ok(s) => s,
             // The model is told and may navigate the tab again, or use another one.
             Err(e @ (BrowserError::PageCrash | BrowserError::NavigationTimeout(_))) => {
                 let text = prompt::unreadable(&e.code().to_string(), &e.to_string(), &tabs, step);
                 let print = page_print(&text);
-                return Ok((ChatMessage::text(Role::User, text), print));
+                return Ok((ChatMessage::text(Role::User, text), print, None));
             }
             Err(e) => return Err(e.into()),
         };
-        let text = prompt::observation(&snapshot, &tabs, step);
+        let text = prompt::observation(&snapshot, &tabs, step, self.settings.max_page_chars);
         // A page showing a secret (a field typed into) is described with the value masked, and its
         // screenshot is left out.
         let shows_secret = ctx.secrets.shown_in(&text);
@@ -81,9 +81,13 @@ impl ModelAgent {
                 content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
             }
         }
-        Ok((ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None }, print))
+        let message = ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None };
+        Ok((message, print, Some(snapshot)))
     }
 }
+
+/// An observation: the message, its fingerprint, and the snapshot it shows (none for a crashed tab).
+type Observed = (ChatMessage, u64, Option<webpilot_browser::PageSnapshot>);
 
 /// A fingerprint of what an observation shows: its text without the first line ("Observation (step N)").
 fn page_print(observation: &str) -> u64 {
@@ -119,6 +123,10 @@ impl Agent for ModelAgent {
         &self.name
     }
 
+    fn uses_model(&self) -> bool {
+        true
+    }
+
     async fn run(&self, task: AgentTask, ctx: AgentContext) -> Result<String, AgentError> {
         let schema = task.limits.output_schema.as_ref();
         let tools = tool_specs(schema.map(|s| s.schema()));
@@ -137,7 +145,7 @@ impl Agent for ModelAgent {
         for step in 1..=self.settings.max_steps {
             ctx.control.checkpoint().await?;
             history.iter_mut().for_each(shrink);
-            let (mut observation, page_print) = self.observe(&ctx, step).await?;
+            let (mut observation, page_print, snapshot) = self.observe(&ctx, step).await?;
             if let Some(warning) = warning.take() {
                 // Part of the observation rather than a message of its own: some providers refuse two
                 // user messages in a row.
@@ -191,7 +199,7 @@ impl Agent for ModelAgent {
                     ctx.control.checkpoint().await?;
                 }
                 let outcome = match Action::from_call(call) {
-                    Ok(action) => execute::run(&action, &ctx).await?,
+                    Ok(action) => execute::run_recorded(&action, &ctx, snapshot.as_ref()).await?,
                     Err(msg) => Outcome::Failed(ErrorCode::InvalidParams, msg),
                 };
                 let reply = match outcome {

@@ -10,15 +10,13 @@ use webpilot_core::secrets::Secrets;
 pub fn system_prompt(avoid_domains: &[String], secrets: &Secrets, structured: bool) -> String {
     let mut p = String::from(
         "You are webpilot, an agent that operates a real web browser to do a user's task.\n\
-         Each turn you get an observation: the URL, title, open tabs, the visible interactive elements as \
-         `[index] tag \"text\" attributes`, and the visible text. Act with the tools; refer to elements by their \
-         [index]. Elements marked (offscreen) need scrolling before a person could see them, but you may still \
-         click them by index.\n\
-         Rules: do one or a few actions per turn and check the next observation; if an action fails you get an \
-         ERROR with a code (ELEMENT_NOT_FOUND, NAVIGATION_TIMEOUT, PAGE_CRASH, ...): look again and try another way. \
-         Use ask_human only for information or decisions only the user has (credentials, choices, confirmations). \
-         When the task is finished call done with the complete answer the user asked for; if it cannot be done, \
-         call done with success=false and say why.\n",
+         Each turn you get an observation: URL, title, tabs, then the whole page in reading order, frames \
+         included. [N label] is an element to click; fields show kind, label and value ([N input: Email = \"a\"]). \
+         In lines that repeat the line above, [N] alone is the same element as in that line. Refer to elements \
+         by N; those below the visible area can be clicked too. A cut page says what was left out: use find.\n\
+         Rules: do one or a few actions per turn and check the next observation; an action that fails returns \
+         ERROR with a code: look again and try another way. Use ask_human only for what only the user knows or \
+         decides. When finished, call done with the complete answer; if it cannot be done, success=false and why.\n",
     );
     if !avoid_domains.is_empty() {
         let _ = writeln!(
@@ -65,9 +63,9 @@ fn quote(s: &str) -> String {
     format!("{s:?}")
 }
 
-/// The observation as compact text.
-pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize) -> String {
-    let mut o = String::with_capacity(2048);
+/// The observation as compact text: where the page is, then the page itself (`observe::render`).
+pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize, max_chars: usize) -> String {
+    let mut o = String::with_capacity(4096);
     let _ = writeln!(o, "Observation (step {step})");
     let _ = writeln!(o, "URL: {}", snap.url);
     let _ = writeln!(o, "Title: {}", snap.title);
@@ -80,42 +78,8 @@ pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize) -> String
     }
     let below = (snap.page_height - snap.scroll_y - snap.viewport_height).max(0.0);
     let _ = writeln!(o, "Scroll: {:.0}px above, {:.0}px below", snap.scroll_y, below);
-    let _ = writeln!(o, "Interactive elements:");
-    if snap.elements.is_empty() {
-        let _ = writeln!(o, "(none)");
-    }
-    for e in &snap.elements {
-        let _ = write!(o, "[{}] {}", e.index, e.tag);
-        if !e.kind.is_empty() && e.tag == "input" {
-            let _ = write!(o, " type={}", e.kind);
-        }
-        if !e.role.is_empty() {
-            let _ = write!(o, " role={}", e.role);
-        }
-        if !e.text.is_empty() {
-            let _ = write!(o, " {}", quote(&e.text));
-        }
-        if !e.label.is_empty() && e.label != e.text {
-            let _ = write!(o, " label={}", quote(&e.label));
-        }
-        if !e.placeholder.is_empty() {
-            let _ = write!(o, " placeholder={}", quote(&e.placeholder));
-        }
-        if !e.value.is_empty() {
-            let _ = write!(o, " value={}", quote(&e.value));
-        }
-        if !e.options.is_empty() {
-            let _ = write!(o, " options={}", quote(&e.options.join("|")));
-        }
-        if !e.href.is_empty() {
-            let _ = write!(o, " -> {}", e.href);
-        }
-        if !e.in_view {
-            o.push_str(" (offscreen)");
-        }
-        o.push('\n');
-    }
-    let _ = writeln!(o, "Visible text:\n{}", snap.text);
+    o.push_str("Page:\n");
+    o.push_str(&super::observe::render(snap, max_chars));
     o
 }
 
@@ -132,36 +96,18 @@ pub fn unreadable(code: &str, reason: &str, tabs: &[TabInfo], step: usize) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webpilot_browser::ElementInfo;
 
     #[test]
-    fn observations_are_compact_and_indexed() {
-        let snap = PageSnapshot {
-            url: "http://a.test/".into(),
-            title: "Home".into(),
-            elements: vec![ElementInfo {
-                index: 3,
-                tag: "input".into(),
-                role: String::new(),
-                kind: "text".into(),
-                text: String::new(),
-                label: "Your name".into(),
-                placeholder: String::new(),
-                value: "Ada".into(),
-                href: String::new(),
-                options: vec![],
-                x: 1.0,
-                y: 2.0,
-                in_view: false,
-            }],
-            text: "Hello".into(),
-            scroll_y: 0.0,
-            page_height: 1000.0,
-            viewport_height: 445.0,
-        };
-        let o = observation(&snap, &[], 2);
-        assert!(o.contains("[3] input type=text label=\"Your name\" value=\"Ada\" (offscreen)"), "{o}");
+    fn observations_say_where_the_page_is_then_show_it() {
+        let snap: PageSnapshot = serde_json::from_value(serde_json::json!({
+            "url": "http://a.test/", "title": "Home", "scroll_y": 0, "page_height": 1000, "viewport_height": 445,
+            "tree": [{"b": ["Hello", {"i": 3, "k": "input", "t": "Your name", "v": "Ada", "y": 500}], "y": 500}]
+        }))
+        .expect("snapshot");
+        let o = observation(&snap, &[], 2, 4000);
+        assert!(o.starts_with("Observation (step 2)\nURL: http://a.test/\nTitle: Home\n"), "{o}");
         assert!(o.contains("555px below"));
+        assert!(o.contains("Page:\n--- below the visible area ---\nHello [3 input: Your name = \"Ada\"]"), "{o}");
         assert!(system_prompt(&["ads.test".into()], &Secrets::default(), false).contains("ads.test"));
         let secrets = Secrets::parse(&serde_json::json!({"pw": {"value": "hunter2", "domains": ["a.test"]}})).unwrap();
         let p = system_prompt(&[], &secrets, true);

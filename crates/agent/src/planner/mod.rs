@@ -118,7 +118,7 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             control.act(page.settle()).await?;
         }
         Step::Type { text, field } => {
-            let value = crate::reveal::reveal(ctx, text).await?;
+            let value = crate::reveal::reveal(ctx, text, None).await?;
             control.act(page.fill(field, &value)).await?;
             ctx.events.action("type", json!({ "field": field, "length": text.chars().count() }));
         }

@@ -1,0 +1,267 @@
+//! The page tree the model observes, and acting on its elements by index. The page's own document
+//! (with its open shadow roots and same-origin iframes) is read in one script; each cross-origin iframe
+//! is read through its own DevTools target (`frames.rs`) and spliced in where it sits, its elements
+//! given indices after the page's. An index then resolves to the page or to that frame.
+
+use crate::error::{within, BrowserError};
+use crate::frames::FrameClient;
+use crate::page::{point_of, ClickTarget, SessionPage};
+use crate::scripts::with_arg;
+use crate::snapshot::{self, Node, PageSnapshot};
+use chromiumoxide::cdp::browser_protocol::dom::{GetFrameOwnerParams, ResolveNodeParams};
+use chromiumoxide::cdp::js_protocol::runtime::CallFunctionOnParams;
+use chromiumoxide::Page;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use webpilot_core::geometry::PagePoint;
+
+/// Where an index of the latest snapshot lives, when not in the page's own document.
+#[derive(Debug, Clone)]
+struct FrameElement {
+    target_id: String,
+    /// The element's index inside its frame's document.
+    local: u32,
+    /// The frame's number on the page (`data-wp-frame` of its iframe).
+    frame: u32,
+}
+
+/// The frame connection of a session and the frame elements of its latest snapshot.
+#[derive(Default)]
+pub(crate) struct FrameState {
+    client: tokio::sync::Mutex<Option<Arc<FrameClient>>>,
+    /// (tab target id, index → frame element).
+    index: Mutex<(String, HashMap<u32, FrameElement>)>,
+}
+
+/// Where to act.
+enum Place {
+    Page,
+    Frame(FrameElement),
+}
+
+/// What the snapshot script returns besides the tree.
+#[derive(serde::Deserialize)]
+struct Raw {
+    #[serde(flatten)]
+    snapshot: PageSnapshot,
+    #[serde(default)]
+    next: u32,
+}
+
+fn has_frames(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Frame { .. } => true,
+        Node::Block { children, .. } => has_frames(children),
+        _ => false,
+    })
+}
+
+impl SessionPage {
+    fn frame_timeout(&self) -> std::time::Duration {
+        self.cdp_timeout()
+    }
+
+    async fn frame_client(&self) -> Result<Arc<FrameClient>, BrowserError> {
+        let mut slot = self.inner.frames.client.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let url = self.inner.opener.process.browser.websocket_address().clone();
+        let client = Arc::new(FrameClient::connect(&url, self.frame_timeout()).await?);
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+
+    /// The page as a tree of text and indexed elements, cross-origin frames included.
+    pub async fn snapshot(&self) -> Result<PageSnapshot, BrowserError> {
+        let page = self.page()?;
+        let raw: Raw = serde_json::from_value(self.run_script(snapshot::SNAPSHOT, Value::Null).await?)
+            .map_err(|e| BrowserError::Cdp(format!("unreadable snapshot: {e}")))?;
+        let mut snap = raw.snapshot;
+        let mut found = HashMap::new();
+        if has_frames(&snap.tree) {
+            let mut next = raw.next.max(1);
+            match self.frame_documents(&page).await {
+                Ok(docs) => splice(&mut snap.tree, &docs, &mut next, &mut found),
+                Err(e) => tracing::debug!(error = %e, "reading cross-origin frames failed"),
+            }
+        }
+        if let Ok(mut index) = self.inner.frames.index.lock() {
+            *index = (page.target_id().as_ref().to_owned(), found);
+        }
+        Ok(snap)
+    }
+
+    /// Each cross-origin frame of the page by its number: its target and its tree.
+    async fn frame_documents(&self, page: &Page) -> Result<HashMap<u32, (String, Vec<Node>)>, BrowserError> {
+        let timeout = self.frame_timeout();
+        let client = self.frame_client().await?;
+        let context = self.inner.opener.context.as_ref().to_owned();
+        let mut docs = HashMap::new();
+        for target in client.frames_in(&context, timeout).await? {
+            // Only frames whose iframe is in this page's document answer; the others are skipped.
+            let Some(number) = self.frame_number(page, &target).await else { continue };
+            let script = with_arg(snapshot::SNAPSHOT, &Value::Null);
+            match client.evaluate(&target, &script, timeout).await {
+                Ok(v) => match serde_json::from_value::<Raw>(v) {
+                    Ok(raw) => {
+                        docs.insert(number, (target, raw.snapshot.tree));
+                    }
+                    Err(e) => tracing::debug!(error = %e, "a frame's snapshot was unreadable"),
+                },
+                Err(e) => tracing::debug!(error = %e, "a frame could not be read"),
+            }
+        }
+        Ok(docs)
+    }
+
+    /// The `data-wp-frame` number of the iframe element that holds frame target `target`.
+    async fn frame_number(&self, page: &Page, target: &str) -> Option<u32> {
+        let timeout = self.frame_timeout();
+        let owner =
+            within(timeout, "frame owner", page.execute(GetFrameOwnerParams::new(target.to_owned()))).await.ok()?;
+        let node = ResolveNodeParams::builder().backend_node_id(owner.result.backend_node_id).build();
+        let object = within(timeout, "resolve frame owner", page.execute(node)).await.ok()?;
+        let mut call = CallFunctionOnParams::new("function () { return this.getAttribute('data-wp-frame'); }");
+        call.object_id = object.result.object.object_id.clone();
+        call.return_by_value = Some(true);
+        let v = within(timeout, "read frame number", page.execute(call)).await.ok()?;
+        v.result.result.value.as_ref()?.as_str()?.parse().ok()
+    }
+
+    fn place(&self, index: u32) -> Place {
+        let Ok(page) = self.page() else { return Place::Page };
+        let Ok(map) = self.inner.frames.index.lock() else { return Place::Page };
+        match map.1.get(&index) {
+            Some(f) if map.0 == page.target_id().as_ref() => Place::Frame(f.clone()),
+            _ => Place::Page,
+        }
+    }
+
+    /// Runs an index script (LOCATE / FOCUS / SELECT) where the element lives; points come back in
+    /// page viewport coordinates.
+    async fn run_on_element(&self, index: u32, body: &str, arg: impl Fn(u32) -> Value) -> Result<Value, BrowserError> {
+        match self.place(index) {
+            Place::Page => self.run_script(body, arg(index)).await,
+            Place::Frame(f) => {
+                let client = self.frame_client().await?;
+                let mut v = client.evaluate(&f.target_id, &with_arg(body, &arg(f.local)), self.frame_timeout()).await?;
+                if let (Some(x), Some(y)) = (v.get("x").and_then(Value::as_f64), v.get("y").and_then(Value::as_f64)) {
+                    let off = self.run_script(snapshot::FRAME_OFFSET, json!(f.frame)).await?;
+                    let at = point_of(&off).ok_or_else(|| BrowserError::ElementNotFound("its frame is gone".into()))?;
+                    v["x"] = json!(x + at.x);
+                    v["y"] = json!(y + at.y);
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// Clicks the element with snapshot index `index`.
+    pub async fn click_index(&self, index: u32) -> Result<ClickTarget, BrowserError> {
+        let found = self.run_on_element(index, snapshot::LOCATE_INDEX, |i| json!(i)).await?;
+        self.click_found(found, format!("element [{index}] is no longer on the page")).await
+    }
+
+    /// Types `text` over the content of the field with snapshot index `index`.
+    pub async fn fill_index(&self, index: u32, text: &str) -> Result<(), BrowserError> {
+        let found = self.run_on_element(index, snapshot::FOCUS_INDEX, |i| json!(i)).await?;
+        match self.place(index) {
+            Place::Page => self.fill_found(found, format!("element [{index}] is no longer on the page"), text).await,
+            Place::Frame(f) => {
+                let at: PagePoint = point_of(&found)
+                    .ok_or_else(|| BrowserError::ElementNotFound(format!("element [{index}] is gone")))?;
+                self.click_at(at, false).await?;
+                let client = self.frame_client().await?;
+                let select = with_arg(snapshot::SELECT_FOCUSED, &Value::Null);
+                client.evaluate(&f.target_id, &select, self.frame_timeout()).await?;
+                self.type_text(text, false).await
+            }
+        }
+    }
+
+    /// Chooses an option (by text or value) in the select with snapshot index `index`.
+    pub async fn select_option(&self, index: u32, option: &str) -> Result<String, BrowserError> {
+        let r =
+            self.run_on_element(index, snapshot::SELECT_OPTION, |i| json!({ "index": i, "option": option })).await?;
+        match (r.get("selected").and_then(Value::as_str), r.get("error").and_then(Value::as_str)) {
+            (Some(s), _) => Ok(s.to_owned()),
+            (None, Some(e)) => Err(BrowserError::ElementNotFound(format!("element [{index}]: {e}"))),
+            _ => Err(BrowserError::ElementNotFound(format!("element [{index}] is no longer on the page"))),
+        }
+    }
+
+    /// A CSS path to element `index` (see `snapshot::CSS_PATH`); empty for an element in a
+    /// cross-origin frame or one that is gone.
+    pub async fn css_path(&self, index: u32) -> Result<String, BrowserError> {
+        match self.place(index) {
+            Place::Frame(_) => Ok(String::new()),
+            Place::Page => {
+                Ok(self.run_script(snapshot::CSS_PATH, json!(index)).await?.as_str().unwrap_or_default().to_owned())
+            }
+        }
+    }
+
+    /// The index of the element at `css` (a path from [`Self::css_path`]) after the latest snapshot.
+    pub async fn index_at_css(&self, css: &str) -> Result<Option<u32>, BrowserError> {
+        let v = self.run_script(snapshot::INDEX_AT_CSS, json!(css)).await?;
+        Ok(v.as_u64().and_then(|i| u32::try_from(i).ok()))
+    }
+
+    /// The host of the document element `index` is in (a secret is typed only where its domains allow).
+    pub async fn host_of_index(&self, index: u32) -> Result<String, BrowserError> {
+        let script = "location.hostname";
+        let v = match self.place(index) {
+            Place::Page => self.eval(script).await?,
+            Place::Frame(f) => self.frame_client().await?.evaluate(&f.target_id, script, self.frame_timeout()).await?,
+        };
+        Ok(v.as_str().unwrap_or_default().to_owned())
+    }
+}
+
+/// Replaces each frame placeholder whose document was read by that document's tree, with its indices
+/// moved after the page's (`next` onwards) and remembered in `found`.
+fn splice(
+    nodes: &mut [Node],
+    docs: &HashMap<u32, (String, Vec<Node>)>,
+    next: &mut u32,
+    found: &mut HashMap<u32, FrameElement>,
+) {
+    for node in nodes.iter_mut() {
+        match node {
+            Node::Block { children, .. } => splice(children, docs, next, found),
+            Node::Frame { frame, y, .. } => {
+                if let Some((target, tree)) = docs.get(frame) {
+                    let mut tree = tree.clone();
+                    renumber(&mut tree, *y, &mut |local| {
+                        let global = *next;
+                        *next += 1;
+                        found.insert(global, FrameElement { target_id: target.clone(), local, frame: *frame });
+                        global
+                    });
+                    *node = Node::Block { children: tree, y: *y };
+                }
+            }
+            Node::Text(_) | Node::Control(_) => {}
+        }
+    }
+}
+
+/// Gives every control of a frame's tree its page index and page y.
+fn renumber(nodes: &mut [Node], dy: f64, index_of: &mut impl FnMut(u32) -> u32) {
+    for node in nodes.iter_mut() {
+        match node {
+            Node::Control(c) => {
+                c.index = index_of(c.index);
+                c.y += dy;
+            }
+            Node::Block { children, y } => {
+                *y += dy;
+                renumber(children, dy, index_of);
+            }
+            // A cross-origin frame inside a cross-origin frame is not read (one level is).
+            Node::Frame { .. } | Node::Text(_) => {}
+        }
+    }
+}
