@@ -78,6 +78,7 @@ fn limit_properties() -> Value {
             }
         },
         "outputSchema": { "type": "object", "description": "a JSON Schema the final answer must satisfy (data.output)" },
+        "replayOf": { "type": "string", "description": "taskId of an earlier completed task to replay without the model" },
     })
 }
 
