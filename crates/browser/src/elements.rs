@@ -16,6 +16,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use webpilot_core::geometry::PagePoint;
 
+/// Most cross-origin frames read per observation.
+const MAX_FRAMES: usize = 16;
+/// How long one cross-origin frame may take to be read.
+const FRAME_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Where an index of the latest snapshot lives, when not in the page's own document.
 #[derive(Debug, Clone)]
 struct FrameElement {
@@ -95,25 +100,32 @@ impl SessionPage {
 
     /// Each cross-origin frame of the page by its number: its target and its tree.
     async fn frame_documents(&self, page: &Page) -> Result<HashMap<u32, (String, Vec<Node>)>, BrowserError> {
-        let timeout = self.frame_timeout();
         let client = self.frame_client().await?;
         let context = self.inner.opener.context.as_ref().to_owned();
-        let mut docs = HashMap::new();
-        for target in client.frames_in(&context, timeout).await? {
-            // Only frames whose iframe is in this page's document answer; the others are skipped.
-            let Some(number) = self.frame_number(page, &target).await else { continue };
-            let script = with_arg(snapshot::SNAPSHOT, &Value::Null);
-            match client.evaluate(&target, &script, timeout).await {
-                Ok(v) => match serde_json::from_value::<Raw>(v) {
-                    Ok(raw) => {
-                        docs.insert(number, (target, raw.snapshot.tree));
-                    }
-                    Err(e) => tracing::debug!(error = %e, "a frame's snapshot was unreadable"),
-                },
-                Err(e) => tracing::debug!(error = %e, "a frame could not be read"),
+        let targets = client.frames_in(&context, self.frame_timeout()).await?;
+        // Frames are read together, each within its own short budget, so a hung frame (an ad, say)
+        // delays an observation by at most FRAME_BUDGET and costs only its own content.
+        let reads = targets.into_iter().take(MAX_FRAMES).map(|target| {
+            let client = client.clone();
+            async move {
+                let work = async {
+                    // Only frames whose iframe is in this page's document answer; the others are skipped.
+                    let number = self.frame_number(page, &target).await?;
+                    let script = with_arg(snapshot::SNAPSHOT, &Value::Null);
+                    let v = match client.evaluate(&target, &script, FRAME_BUDGET).await {
+                        Ok(v) => v,
+                        Err(e) => {
+                            tracing::debug!(error = %e, "a frame could not be read");
+                            return None;
+                        }
+                    };
+                    let raw = serde_json::from_value::<Raw>(v).ok()?;
+                    Some((number, (target, raw.snapshot.tree)))
+                };
+                tokio::time::timeout(FRAME_BUDGET, work).await.ok().flatten()
             }
-        }
-        Ok(docs)
+        });
+        Ok(futures::future::join_all(reads).await.into_iter().flatten().collect())
     }
 
     /// The `data-wp-frame` number of the iframe element that holds frame target `target`.
