@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod capability;
 mod error;
+pub mod metrics;
 mod ratelimit;
 mod routes;
 mod socket;

@@ -46,6 +46,8 @@ impl RateLimiter {
         let allowed = (q.len() as u32) < self.limit;
         if allowed {
             q.push_back(now);
+        } else {
+            metrics::counter!("webpilot_rate_limited_total").increment(1);
         }
         let oldest = q.front().copied().unwrap_or(now);
         let until_reset = (oldest + self.window).saturating_duration_since(now);

@@ -18,6 +18,8 @@ pub struct ApiConfig {
     pub mcp_allowed_hosts: Vec<String>,
     /// Cancelled when the service stops: ends long-lived MCP streams so a graceful stop can finish.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// Serve `/metrics` on the main listener (off when it has a listener of its own).
+    pub metrics_on_main: bool,
 }
 
 #[derive(Clone)]
@@ -34,4 +36,6 @@ pub struct AppState {
     pub whep: Arc<WhepViewers>,
     /// Signs and checks the live-view URLs' tokens.
     pub stream_key: Arc<StreamKey>,
+    /// Renders `/metrics` (none when metrics are off).
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }

@@ -115,6 +115,7 @@ impl BrowserPool {
         }
         if slot.take().is_some() {
             tracing::warn!(slot = i, "replacing a dead chromium process");
+            metrics::counter!("webpilot_chromium_restarts_total").increment(1);
         }
         let p = BrowserProcess::launch(&self.inner.settings).await?;
         *slot = Some(p.clone());

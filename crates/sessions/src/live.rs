@@ -21,6 +21,8 @@ pub struct LiveTask {
     pub trace: TraceRecorder,
     /// What a replay did (`data.replay`), once it is over.
     pub replay: Mutex<Option<serde_json::Value>>,
+    /// When the task started.
+    pub started: std::time::Instant,
     /// Becomes true once the outcome is stored (or kept here, see `final_view`).
     done: watch::Sender<bool>,
     /// The outcome, when the store could not take it yet: polls show it while the write is retried.
@@ -43,6 +45,7 @@ impl LiveTask {
             structured,
             trace: TraceRecorder::default(),
             replay: Mutex::new(None),
+            started: std::time::Instant::now(),
             done: watch::Sender::new(false),
             final_view: Mutex::new(None),
         })

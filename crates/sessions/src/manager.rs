@@ -191,6 +191,7 @@ impl SessionManager {
         params: SessionParams,
         context: Vec<(String, String)>,
     ) -> Result<StartedSession, ApiError> {
+        let began = Instant::now();
         // Counted before the browser is leased, so one user cannot take every browser.
         let slot = self.shared.admission.open_session(&user.id, user.balance_micros)?;
         let lease = self.shared.pool.lease(DomainPolicy::new(params.limits.avoid_domains.clone())).await.map_err(
@@ -280,6 +281,7 @@ impl SessionManager {
             }
             None => None,
         };
+        metrics::histogram!("webpilot_session_start_seconds").record(began.elapsed().as_secs_f64());
         Ok(StartedSession {
             session_id,
             expires_in_ms: params.limits.max_duration_ms,

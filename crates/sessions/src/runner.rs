@@ -173,6 +173,10 @@ pub(crate) async fn finish(
             TaskEvent::Error { error: e.message, code: e.code },
         ),
     };
+    metrics::counter!("webpilot_tasks_total", "outcome" => outcome_name(&outcome)).increment(1);
+    metrics::counter!("webpilot_model_tokens_total", "kind" => "input").increment(usage.input_tokens);
+    metrics::counter!("webpilot_model_tokens_total", "kind" => "output").increment(usage.output_tokens);
+    metrics::histogram!("webpilot_task_duration_seconds").record(live.started.elapsed().as_secs_f64());
     let pending = match store.finish_task(&live.id, &outcome, usage, cost).await {
         Ok(balance) => {
             tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished");

@@ -17,6 +17,9 @@ pub struct ServeConfig {
     /// candidate); defaults to the address of the interface the default route leaves by.
     #[arg(long, env = "WEBPILOT_WEBRTC_IP")]
     pub webrtc_ip: Option<std::net::IpAddr>,
+    /// Serve `/metrics` (Prometheus) on this address only, instead of on the main listener.
+    #[arg(long, env = "WEBPILOT_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Chromium executable.
     #[arg(long, env = "WEBPILOT_CHROMIUM", default_value = "/usr/bin/chromium")]
     pub chromium: PathBuf,

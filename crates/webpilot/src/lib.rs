@@ -46,6 +46,8 @@ pub struct RunningApp {
     /// The feeds of watched sessions (tests look at how many run).
     pub live_view: Arc<LiveView>,
     pub whep: Arc<WhepViewers>,
+    /// Where `/metrics` is served when it has a listener of its own (`--metrics-listen`).
+    pub metrics_addr: Option<SocketAddr>,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -147,7 +149,13 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             chat_keep_alive: Duration::from_millis(serve.chat_keep_alive_ms),
             mcp_allowed_hosts,
             shutdown: stop.clone(),
+            metrics_on_main: serve.metrics_listen.is_none(),
         }),
+        metrics: webpilot_api::metrics::install(),
+    };
+    let metrics_addr = match serve.metrics_listen {
+        Some(at) => Some(serve_metrics(at, state.clone(), stop.clone()).await?),
+        None => None,
     };
     let router = webpilot_api::router(state);
     let stop_server = stop.clone();
@@ -173,7 +181,21 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, sockets, live_view, whep, stop, server: Some(server) })
+    Ok(RunningApp { addr, store, manager, sockets, live_view, whep, metrics_addr, stop, server: Some(server) })
+}
+
+/// Serves `/metrics` alone on `at` until `stop`; returns the bound address.
+async fn serve_metrics(at: SocketAddr, state: AppState, stop: CancellationToken) -> Result<SocketAddr, StartError> {
+    let listener = TcpListener::bind(at).await.map_err(|source| StartError::Listen { addr: at, source })?;
+    let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: at, source })?;
+    tokio::spawn(async move {
+        let router = webpilot_api::metrics::router(state);
+        if let Err(e) = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await {
+            tracing::error!(error = %e, "the metrics server failed");
+        }
+    });
+    tracing::info!(%addr, "metrics listening");
+    Ok(addr)
 }
 
 /// The configured model agent, or the offline planner when no provider is set.

@@ -27,8 +27,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/models", get(openai::models))
         .route("/v1/{*rest}", any(not_found))
         .layer(axum::middleware::from_fn(openai::with_openai_error));
+    let metrics = match state.config.metrics_on_main {
+        true => Router::new().route("/metrics", get(crate::metrics::render)),
+        false => Router::new(),
+    };
     Router::new()
         .merge(v1)
+        .merge(metrics)
         .merge(mcp::router(&state))
         .route("/start/start-session", post(sessions::start_session))
         .route("/start/send-message", post(sessions::send_message))

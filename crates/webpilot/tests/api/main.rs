@@ -17,6 +17,7 @@ mod egress;
 mod endpoints;
 mod live_view;
 mod mcp;
+mod metrics;
 mod observation;
 mod persistence;
 mod ratelimit;
