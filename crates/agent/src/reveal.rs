@@ -1,6 +1,7 @@
 //! The one place a secret's value is revealed: just before it is typed, for the page the agent is on.
 
 use crate::{AgentContext, AgentError};
+use webpilot_core::policy::url_host;
 use webpilot_core::secrets::{SecretError, Secrets};
 use webpilot_core::ErrorCode;
 
@@ -13,10 +14,7 @@ pub(crate) async fn reveal(ctx: &AgentContext, text: &str, index: Option<u32>) -
     }
     let host = match index {
         Some(i) => ctx.page.host_of_index(i).await.map_err(AgentError::from)?,
-        None => {
-            let url = ctx.page.url().await.map_err(AgentError::from)?;
-            url::Url::parse(&url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default()
-        }
+        None => url_host(&ctx.page.url().await.map_err(AgentError::from)?).unwrap_or_default(),
     };
     ctx.secrets.substitute(text, &host).map_err(|e| {
         let code = match e {

@@ -14,7 +14,6 @@ use chromiumoxide::Page;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use webpilot_core::geometry::PagePoint;
 
 /// Most cross-origin frames read per observation.
 const MAX_FRAMES: usize = 16;
@@ -153,7 +152,12 @@ impl SessionPage {
 
     /// Runs an index script (LOCATE / FOCUS / SELECT) where the element lives; points come back in
     /// page viewport coordinates.
-    async fn run_on_element(&self, index: u32, body: &str, arg: impl Fn(u32) -> Value) -> Result<Value, BrowserError> {
+    pub(crate) async fn run_on_element(
+        &self,
+        index: u32,
+        body: &str,
+        arg: impl Fn(u32) -> Value,
+    ) -> Result<Value, BrowserError> {
         match self.place(index) {
             Place::Page => self.run_script(body, arg(index)).await,
             Place::Frame(f) => {
@@ -179,18 +183,7 @@ impl SessionPage {
     /// Types `text` over the content of the field with snapshot index `index`.
     pub async fn fill_index(&self, index: u32, text: &str) -> Result<(), BrowserError> {
         let found = self.run_on_element(index, snapshot::FOCUS_INDEX, |i| json!(i)).await?;
-        match self.place(index) {
-            Place::Page => self.fill_found(found, format!("element [{index}] is no longer on the page"), text).await,
-            Place::Frame(f) => {
-                let at: PagePoint = point_of(&found)
-                    .ok_or_else(|| BrowserError::ElementNotFound(format!("element [{index}] is gone")))?;
-                self.click_at(at, false).await?;
-                let client = self.frame_client().await?;
-                let select = with_arg(snapshot::SELECT_FOCUSED, &Value::Null);
-                client.evaluate(&f.target_id, &select, self.frame_timeout()).await?;
-                self.type_text(text, false).await
-            }
-        }
+        self.fill_found(found, format!("element [{index}] is no longer on the page"), text, Some(index)).await
     }
 
     /// Chooses an option (by text or value) in the select with snapshot index `index`.
@@ -223,11 +216,7 @@ impl SessionPage {
 
     /// The host of the document element `index` is in (a secret is typed only where its domains allow).
     pub async fn host_of_index(&self, index: u32) -> Result<String, BrowserError> {
-        let script = "location.hostname";
-        let v = match self.place(index) {
-            Place::Page => self.eval(script).await?,
-            Place::Frame(f) => self.frame_client().await?.evaluate(&f.target_id, script, self.frame_timeout()).await?,
-        };
+        let v = self.run_on_element(index, "return location.hostname;", |i| json!(i)).await?;
         Ok(v.as_str().unwrap_or_default().to_owned())
     }
 }

@@ -285,14 +285,26 @@ impl SessionPage {
     /// then types `text` over its content.
     pub async fn fill(&self, label: &str, text: &str) -> Result<(), BrowserError> {
         let found = self.run_script(scripts::FIND_FIELD, json!(label)).await?;
-        self.fill_found(found, format!("no field {label:?}"), text).await
+        self.fill_found(found, format!("no field {label:?}"), text, None).await
     }
 
-    pub(crate) async fn fill_found(&self, found: Value, missing: String, text: &str) -> Result<(), BrowserError> {
+    /// Clicks the field found at `found`, selects its content and types `text` over it. `element` is its
+    /// snapshot index when it has one (it may live in a cross-origin frame), else it is in the page.
+    pub(crate) async fn fill_found(
+        &self,
+        found: Value,
+        missing: String,
+        text: &str,
+        element: Option<u32>,
+    ) -> Result<(), BrowserError> {
         let at = point_of(&found).ok_or(BrowserError::ElementNotFound(missing))?;
         self.click_at(at, false).await?;
-        // The click may have collapsed the selection made by the script; select the content again.
-        self.run_script(snapshot::SELECT_FOCUSED, Value::Null).await?;
+        // The click may have collapsed the selection made by the script; select the content again, in
+        // the document the field is in.
+        match element {
+            Some(index) => self.run_on_element(index, snapshot::SELECT_FOCUSED, |_| Value::Null).await?,
+            None => self.run_script(snapshot::SELECT_FOCUSED, Value::Null).await?,
+        };
         self.type_text(text, false).await
     }
 

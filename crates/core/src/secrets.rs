@@ -60,11 +60,19 @@ pub enum SecretError {
 
 /// The secrets of a task, by name. Cheap to clone.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Secrets(Arc<BTreeMap<String, Secret>>);
+pub struct Secrets(Arc<Inner>);
+
+#[derive(Default, PartialEq, Eq)]
+struct Inner {
+    map: BTreeMap<String, Secret>,
+    /// What `mask` replaces: each value as typed and as a URL carries it, with its `<secret:NAME>`,
+    /// longest first (so a value that holds another is masked whole). Made once, used on every mask.
+    forms: Vec<(String, String)>,
+}
 
 impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.keys()).finish()
+        f.debug_list().entries(self.0.map.keys()).finish()
     }
 }
 
@@ -72,16 +80,27 @@ const OPEN: &str = "<secret:";
 
 impl Secrets {
     pub fn from_map(map: BTreeMap<String, Secret>) -> Self {
-        Secrets(Arc::new(map))
+        let mut forms = Vec::new();
+        for (name, s) in &map {
+            let placeholder = format!("<secret:{name}>");
+            forms.push((s.value.clone(), placeholder.clone()));
+            let encoded: String = url::form_urlencoded::byte_serialize(s.value.as_bytes()).collect();
+            if encoded != s.value {
+                forms.push((encoded.replace('+', "%20"), placeholder.clone()));
+                forms.push((encoded, placeholder));
+            }
+        }
+        forms.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        Secrets(Arc::new(Inner { map, forms }))
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.map.is_empty()
     }
 
     /// The names, for the model.
     pub fn names(&self) -> impl Iterator<Item = (&str, &Secret)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.0.map.iter().map(|(k, v)| (k.as_str(), v))
     }
 
     /// These secrets with `other`'s added (an entry of `other` wins over one of the same name).
@@ -89,8 +108,8 @@ impl Secrets {
         if other.is_empty() {
             return self.clone();
         }
-        let mut map = (*self.0).clone();
-        map.extend(other.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut map = self.0.map.clone();
+        map.extend(other.0.map.iter().map(|(k, v)| (k.clone(), v.clone())));
         Secrets::from_map(map)
     }
 
@@ -156,12 +175,12 @@ impl Secrets {
             let after = &rest[at + OPEN.len()..];
             let Some(end) = after.find('>') else { break };
             let name = &after[..end];
-            let secret = self.0.get(name).ok_or_else(|| SecretError::Unknown {
+            let secret = self.0.map.get(name).ok_or_else(|| SecretError::Unknown {
                 name: name.to_owned(),
                 known: if self.is_empty() {
                     "(none)".into()
                 } else {
-                    self.0.keys().cloned().collect::<Vec<_>>().join(", ")
+                    self.0.map.keys().cloned().collect::<Vec<_>>().join(", ")
                 },
             })?;
             if !secret.allowed_on(host) {
@@ -184,21 +203,10 @@ impl Secrets {
         if self.is_empty() {
             return text.to_owned();
         }
-        let mut forms: Vec<(String, &str)> = Vec::new();
-        for (name, s) in self.0.iter() {
-            forms.push((s.value.clone(), name));
-            let encoded: String = url::form_urlencoded::byte_serialize(s.value.as_bytes()).collect();
-            if encoded != s.value {
-                forms.push((encoded.replace('+', "%20"), name));
-                forms.push((encoded, name));
-            }
-        }
-        // Longest first, so a value that holds another is masked whole.
-        forms.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
         let mut out = text.to_owned();
-        for (value, name) in forms {
-            if out.contains(&value) {
-                out = out.replace(&value, &format!("<secret:{name}>"));
+        for (value, placeholder) in &self.0.forms {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), placeholder);
             }
         }
         out
@@ -216,7 +224,7 @@ impl Secrets {
 
     /// Does `text` show a secret value?
     pub fn shown_in(&self, text: &str) -> bool {
-        self.0.values().any(|s| text.contains(&s.value))
+        self.0.map.values().any(|s| text.contains(&s.value))
     }
 }
 
@@ -247,7 +255,7 @@ mod tests {
         assert_eq!(masked, "typed <secret:pw>, url ?p=<secret:pw> and <secret:pw>, <secret:user>");
         assert!(s.shown_in("xx hunter 2&x") && !s.shown_in("hunter"));
         assert_eq!(s.mask_json(&json!({"a": ["ada\"", 1]})), json!({"a": ["<secret:user>\"", 1]}));
-        assert!(!format!("{s:?} {:?}", s.0.get("pw")).contains("hunter"));
+        assert!(!format!("{s:?} {:?}", s.0.map.get("pw")).contains("hunter"));
     }
 
     #[test]
