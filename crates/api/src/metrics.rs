@@ -2,7 +2,7 @@
 //! `GET /metrics` in the Prometheus text format. Counters and histograms are recorded where things
 //! happen (sessions, tasks, the pool, the rate limiter); gauges are read at each scrape.
 //!
-//! Names: `webpilot_sessions_open`, `webpilot_pool_capacity`, `webpilot_pool_in_use`,
+//! Names: `webpilot_sessions_open`, `webpilot_pool_capacity`, `webpilot_pool_in_use`, `webpilot_pool_warm`,
 //! `webpilot_chromium_processes`, `webpilot_sockets_connected` (gauges); `webpilot_tasks_total{outcome}`,
 //! `webpilot_model_tokens_total{kind}`, `webpilot_chromium_restarts_total`,
 //! `webpilot_rate_limited_total` (counters); `webpilot_session_start_seconds`,
@@ -55,6 +55,7 @@ pub async fn render(State(state): State<AppState>) -> Response {
     metrics::gauge!("webpilot_sessions_open").set(state.manager.session_count() as f64);
     metrics::gauge!("webpilot_pool_capacity").set(stats.capacity as f64);
     metrics::gauge!("webpilot_pool_in_use").set(stats.in_use as f64);
+    metrics::gauge!("webpilot_pool_warm").set(stats.warm as f64);
     metrics::gauge!("webpilot_chromium_processes").set(stats.processes as f64);
     metrics::gauge!("webpilot_sockets_connected").set(state.sockets.ids().len() as f64);
     ([(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")], handle.render()).into_response()

@@ -33,6 +33,11 @@ pub struct BrowserSettings {
     /// Most contexts being prepared at once; more wait their turn, so a burst of session starts does
     /// not starve every one of them past its DevTools timeouts.
     pub max_preparing: usize,
+    /// Contexts kept ready for the next session starts (0: every start prepares its own).
+    pub warm_contexts: usize,
+    /// Most private memory (MiB) one renderer may hold; one that passes it is killed and its session's
+    /// page reports PAGE_CRASH (0: no cap).
+    pub session_memory_mib: u64,
 }
 
 impl Default for BrowserSettings {
@@ -50,6 +55,8 @@ impl Default for BrowserSettings {
             max_tabs: 8,
             egress_allow: Arc::from(Vec::new()),
             max_preparing: 4,
+            warm_contexts: 2,
+            session_memory_mib: 1024,
         }
     }
 }

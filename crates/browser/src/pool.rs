@@ -1,21 +1,21 @@
 //! The browser pool: a bounded number of session leases (one isolated browser context and page each)
-//! spread over a few Chromium processes. A dead process is replaced on the next lease; a lease's
+//! spread over a few Chromium processes, served from the warm pool (`warm.rs`) when it has a context
+//! ready and prepared on the spot otherwise. A dead process is replaced on the next lease; a lease's
 //! context is disposed when the lease drops, by a task the pool owns and waits for at shutdown.
 
 use crate::config::BrowserSettings;
-use crate::cookies::{self, CookieJar};
 use crate::error::{within, BrowserError};
+use crate::lease::{BrowserLease, ContextGuard, Replacement};
 use crate::page::SessionPage;
 use crate::process::BrowserProcess;
 use crate::tabs::TabOpener;
+use crate::warm::{refill_loop, Waiting, WarmPool};
 use crate::DomainPolicy;
-use chromiumoxide::cdp::browser_protocol::browser::{
-    BrowserContextId, SetDownloadBehaviorBehavior, SetDownloadBehaviorParams,
-};
+use chromiumoxide::cdp::browser_protocol::browser::{SetDownloadBehaviorBehavior, SetDownloadBehaviorParams};
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Mutex, Semaphore};
 use tokio_util::task::TaskTracker;
 use webpilot_egress::EgressProxy;
 
@@ -24,25 +24,30 @@ use webpilot_egress::EgressProxy;
 pub struct PoolStats {
     /// Most sessions at once.
     pub capacity: usize,
-    /// Sessions holding a lease now.
+    /// Sessions holding a lease now (warm contexts are free capacity, not in use).
     pub in_use: usize,
+    /// Contexts ready in the warm pool.
+    pub warm: usize,
     /// Chromium processes running now.
     pub processes: usize,
 }
 
 #[derive(Clone)]
 pub struct BrowserPool {
-    inner: Arc<PoolInner>,
+    pub(crate) inner: Arc<PoolInner>,
 }
 
-struct PoolInner {
+pub(crate) struct PoolInner {
     settings: BrowserSettings,
-    permits: Arc<Semaphore>,
+    /// One per context: leased, warm or being prepared.
+    pub(crate) permits: Arc<Semaphore>,
     /// Turns to prepare a context (see `BrowserSettings::max_preparing`).
     preparing: Semaphore,
     slots: Vec<Mutex<Option<Arc<BrowserProcess>>>>,
     next: AtomicUsize,
     tracker: TaskTracker,
+    pub(crate) warm: WarmPool,
+    refilling: AtomicBool,
 }
 
 impl BrowserPool {
@@ -56,6 +61,8 @@ impl BrowserPool {
                 slots,
                 next: AtomicUsize::new(0),
                 tracker: TaskTracker::new(),
+                warm: WarmPool::default(),
+                refilling: AtomicBool::new(false),
             }),
         }
     }
@@ -64,11 +71,52 @@ impl BrowserPool {
         &self.inner.settings
     }
 
-    /// Takes a session slot now or fails with `NoCapacity`; then prepares a fresh context and page.
-    pub async fn lease(&self, policy: DomainPolicy) -> Result<BrowserLease, BrowserError> {
-        let permit = self.inner.permits.clone().try_acquire_owned().map_err(|_| BrowserError::NoCapacity)?;
-        let Replacement { page, guard } = self.replacement(policy).await?;
-        Ok(BrowserLease { page, guard, _permit: permit })
+    /// A context and page for a new session that avoids `avoid_domains`: a warm one when ready, else a
+    /// slot taken now (or `NoCapacity`) and a context prepared for it. A start that finds every free slot
+    /// held by a warm context still being prepared waits for that one instead of failing.
+    pub async fn lease(&self, avoid_domains: Vec<String>) -> Result<BrowserLease, BrowserError> {
+        self.start_refill();
+        let warm = &self.inner.warm;
+        loop {
+            let settled = warm.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            if let Some(w) = warm.take() {
+                w.replacement.page.policy().set(avoid_domains);
+                metrics::counter!("webpilot_session_contexts_total", "source" => "warm").increment(1);
+                metrics::gauge!("webpilot_pool_warm").set(warm.ready() as f64);
+                warm.wake.notify_one();
+                let Replacement { page, guard } = w.replacement;
+                return Ok(BrowserLease { page, guard, permit: Some(w.permit), released: warm.wake.clone() });
+            }
+            // A context already being prepared is ready sooner than one begun now: wait for it when there
+            // are fewer starts waiting than contexts in preparation.
+            let preparing = warm.preparing.load(Ordering::SeqCst);
+            if preparing > warm.waiting.load(Ordering::SeqCst) {
+                let _waiting = Waiting::new(&warm.waiting);
+                settled.await;
+                continue;
+            }
+            if let Ok(permit) = self.inner.permits.clone().try_acquire_owned() {
+                let Replacement { page, guard } = self.replacement(DomainPolicy::new(avoid_domains)).await?;
+                metrics::counter!("webpilot_session_contexts_total", "source" => "cold").increment(1);
+                return Ok(BrowserLease { page, guard, permit: Some(permit), released: warm.wake.clone() });
+            }
+            if preparing == 0 {
+                return Err(BrowserError::NoCapacity);
+            }
+            let _waiting = Waiting::new(&warm.waiting);
+            settled.await;
+        }
+    }
+
+    /// Starts the background refill of the warm pool (once; a no-op when it is sized 0).
+    fn start_refill(&self) {
+        if self.inner.settings.warm_contexts == 0 || self.inner.refilling.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let warm = &self.inner.warm;
+        tokio::spawn(refill_loop(Arc::downgrade(&self.inner), warm.wake.clone(), warm.stop.clone()));
     }
 
     /// A fresh context and page without taking a slot: for a lease whose browser died (install it with
@@ -122,11 +170,12 @@ impl BrowserPool {
         Ok(p)
     }
 
-    /// Launches every process now instead of at the first lease.
+    /// Launches every process now instead of at the first lease, and starts filling the warm pool.
     pub async fn warm_up(&self) -> Result<(), BrowserError> {
         for _ in 0..self.inner.slots.len() {
             self.process().await?;
         }
+        self.start_refill();
         Ok(())
     }
 
@@ -138,9 +187,14 @@ impl BrowserPool {
             .filter_map(|s| s.try_lock().ok())
             .filter(|s| s.as_ref().is_some_and(|p| p.is_alive()))
             .count();
+        let warm = &self.inner.warm;
+        let ready = warm.ready();
+        // Slots held by warm contexts (ready or being prepared) are free capacity.
+        let held = self.inner.settings.max_sessions.saturating_sub(self.inner.permits.available_permits());
         PoolStats {
             capacity: self.inner.settings.max_sessions,
-            in_use: self.inner.settings.max_sessions - self.inner.permits.available_permits(),
+            in_use: held.saturating_sub(ready + warm.preparing.load(Ordering::SeqCst)),
+            warm: ready,
             processes,
         }
     }
@@ -156,82 +210,57 @@ impl BrowserPool {
         out
     }
 
-    /// Waits for pending context disposals, then stops every process.
+    /// The DevTools floor of a session start, for the benchmarks: a bare context and an about:blank page
+    /// made on one of this pool's processes (no egress proxy, no page set-up), timed, then disposed.
+    pub async fn bare_context_round_trip(&self) -> Result<std::time::Duration, BrowserError> {
+        let process = self.process().await?;
+        let timeout = self.inner.settings.cdp_timeout;
+        let began = std::time::Instant::now();
+        let context = within(
+            timeout,
+            "create browser context",
+            process.browser.create_browser_context(CreateBrowserContextParams::default()),
+        )
+        .await?;
+        let mut target = CreateTargetParams::new("about:blank");
+        target.browser_context_id = Some(context.clone());
+        let page = within(timeout, "create page", process.browser.new_page(target)).await;
+        let took = began.elapsed();
+        if let Ok(page) = page.as_ref() {
+            let _ = within(timeout, "close page", page.clone().close()).await;
+        }
+        within(timeout, "dispose browser context", process.browser.dispose_browser_context(context)).await?;
+        page.map(|_| took)
+    }
+
+    /// Browser contexts open now over all processes: leased, warm and being prepared.
+    pub async fn contexts(&self) -> usize {
+        let mut n = 0;
+        for slot in &self.inner.slots {
+            n += slot.lock().await.as_ref().map_or(0, |p| p.contexts.load(Ordering::SeqCst));
+        }
+        n
+    }
+
+    /// Stops the refill, lets the warm contexts go, waits for pending context disposals, then stops
+    /// every process.
     pub async fn shutdown(&self) {
+        self.inner.warm.stop.cancel();
+        self.inner.warm.drain();
         self.inner.tracker.close();
         self.inner.tracker.wait().await;
+        let mut profiles = Vec::new();
         for slot in &self.inner.slots {
-            slot.lock().await.take();
-        }
-    }
-}
-
-/// Disposes its browser context when dropped, and stops the context's egress proxy.
-struct ContextGuard {
-    process: Arc<BrowserProcess>,
-    context: BrowserContextId,
-    tracker: TaskTracker,
-    timeout: std::time::Duration,
-    _proxy: EgressProxy,
-}
-
-impl Drop for ContextGuard {
-    fn drop(&mut self) {
-        self.process.contexts.fetch_sub(1, Ordering::SeqCst);
-        let process = self.process.clone();
-        let context = self.context.clone();
-        let timeout = self.timeout;
-        if tokio::runtime::Handle::try_current().is_err() {
-            return; // no runtime left: the process itself is going away
-        }
-        self.tracker.spawn(async move {
-            if !process.is_alive() {
-                return;
+            if let Some(process) = slot.lock().await.take() {
+                profiles.push((process.profile(), process.kill()));
             }
-            match within(timeout, "dispose browser context", process.browser.dispose_browser_context(context)).await {
-                Ok(()) => tracing::debug!("browser context disposed"),
-                Err(e) => tracing::warn!(error = %e, "disposing a browser context failed"),
+        }
+        // Dropping the last handle kills Chromium; its profile is gone before the service says it stopped.
+        let _ = tokio::task::spawn_blocking(move || {
+            for (profile, pids) in profiles {
+                crate::process::remove_profile(&profile, &pids);
             }
-        });
-    }
-}
-
-/// A new context and page for a lease whose browser died; disposed on drop unless installed.
-pub struct Replacement {
-    page: SessionPage,
-    guard: ContextGuard,
-}
-
-/// One session's hold on the pool: its page, its context and its capacity slot, all released on drop.
-pub struct BrowserLease {
-    page: SessionPage,
-    guard: ContextGuard,
-    _permit: OwnedSemaphorePermit,
-}
-
-impl BrowserLease {
-    pub fn page(&self) -> &SessionPage {
-        &self.page
-    }
-    /// False once the hosting Chromium process died or its connection dropped.
-    pub fn is_alive(&self) -> bool {
-        self.guard.process.is_alive()
-    }
-    /// The hosting process id.
-    pub fn pid(&self) -> Option<u32> {
-        self.guard.process.pid
-    }
-    /// Moves the lease onto a replacement context and page, keeping its slot; the old context is let go.
-    pub fn install(&mut self, replacement: Replacement) {
-        self.page = replacement.page;
-        self.guard = replacement.guard;
-    }
-    /// Every cookie of the lease's browser context (fails once the browser is dead).
-    pub async fn cookies(&self) -> Result<CookieJar, BrowserError> {
-        cookies::read(&self.guard.process.browser, &self.guard.context, self.guard.timeout).await
-    }
-    /// Sets the cookies of `jar` in the lease's browser context.
-    pub async fn set_cookies(&self, jar: &CookieJar) -> Result<(), BrowserError> {
-        cookies::write(&self.guard.process.browser, &self.guard.context, jar, self.guard.timeout).await
+        })
+        .await;
     }
 }

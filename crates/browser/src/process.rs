@@ -13,14 +13,18 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
 
-/// Flags every instance gets: quiet on a closed network, no first-run work, no spare renderer.
+/// Flags every instance gets: quiet on a closed network, no first-run work, no spare renderer, and no
+/// omnibox popup WebUI. Chromium 156 preloads that popup (`chrome://omnibox-popup.top-chrome/`) in a renderer
+/// of its own for every window, and every browser context made over DevTools gets a window: measured on this
+/// machine it cost 39 MiB PSS and ~300 ms of a 2-core machine per context. No headless session shows an
+/// omnibox, and the pages' own renderers are untouched (docs/benchmarks.md, "Memory").
 const BASE_ARGS: &[&str] = &[
     "--disable-gpu",
     "--disable-quic",
     "--disable-component-update",
     "--disable-domain-reliability",
     "--no-default-browser-check",
-    "--disable-features=SpareRendererForSitePerProcess,Translate,OptimizationHints,MediaRouter",
+    "--disable-features=SpareRendererForSitePerProcess,Translate,OptimizationHints,MediaRouter,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup",
 ];
 
 pub(crate) struct BrowserProcess {
@@ -30,6 +34,10 @@ pub(crate) struct BrowserProcess {
     pub contexts: AtomicUsize,
     pub pid: Option<u32>,
     handler: JoinHandle<()>,
+    /// The per-session memory cap's watchdog over this process's renderers.
+    memory_cap: Option<JoinHandle<()>>,
+    /// Set by the first `kill`, so a pid is never signalled twice.
+    killed: AtomicBool,
     // Removed when the process is dropped (after Chromium is killed).
     _profile: tempfile::TempDir,
 }
@@ -41,6 +49,10 @@ impl BrowserProcess {
             .tempdir()
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
         write_preferences(profile.path()).map_err(|e| BrowserError::Launch(format!("profile preferences: {e}")))?;
+        // Chromium's own temp files (its singleton socket directory among them) go inside the profile, which
+        // is removed with the process: a killed Chromium cannot clean up after itself.
+        let tmp = profile.path().join("tmp");
+        std::fs::create_dir(&tmp).map_err(|e| BrowserError::Launch(format!("browser temp dir: {e}")))?;
         // As root, Chromium is started through a launcher that drops to the unprivileged user, whose home
         // is the profile (so nothing is written to root's home).
         let launcher = match settings.run_as {
@@ -57,6 +69,7 @@ impl BrowserProcess {
             .env("HOME", home.clone())
             .env("XDG_CONFIG_HOME", format!("{home}/.config"))
             .env("XDG_CACHE_HOME", format!("{home}/.cache"))
+            .env("TMPDIR", tmp.display().to_string())
             .respect_https_errors()
             .new_headless_mode()
             .user_data_dir(profile.path())
@@ -101,7 +114,37 @@ impl BrowserProcess {
             tracing::debug!("chromium handler loop ended");
         });
         tracing::info!(pid = ?pid, "chromium started");
-        Ok(Arc::new(BrowserProcess { browser, alive, contexts: AtomicUsize::new(0), pid, handler, _profile: profile }))
+        let memory_cap = match (pid, settings.session_memory_mib) {
+            (Some(pid), mib) if mib > 0 => Some(crate::memory::watch(pid, mib * 1024)),
+            _ => None,
+        };
+        Ok(Arc::new(BrowserProcess {
+            browser,
+            alive,
+            contexts: AtomicUsize::new(0),
+            pid,
+            handler,
+            memory_cap,
+            killed: AtomicBool::new(false),
+            _profile: profile,
+        }))
+    }
+
+    /// The profile directory (removed when the process is dropped).
+    pub fn profile(&self) -> std::path::PathBuf {
+        self._profile.path().to_path_buf()
+    }
+
+    /// Kills Chromium and every helper process below it now, even while other handles to this process
+    /// remain; returns the pids killed.
+    pub fn kill(&self) -> Vec<u32> {
+        let Some(pid) = self.pid.filter(|_| !self.killed.swap(true, Ordering::SeqCst)) else { return Vec::new() };
+        let mut pids = crate::memory::descendants(pid);
+        pids.push(pid);
+        for p in &pids {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*p as i32), nix::sys::signal::SIGKILL);
+        }
+        pids
     }
 
     pub fn is_alive(&self) -> bool {
@@ -127,6 +170,31 @@ impl Drop for BrowserProcess {
     fn drop(&mut self) {
         // The child was spawned with kill_on_drop; stopping the handler lets the Browser drop cleanly.
         self.handler.abort();
+        if let Some(w) = &self.memory_cap {
+            w.abort();
+        }
+        // Chromium's helpers may still write to the profile for a moment after it is killed, and the TempDir's
+        // own removal gives up at the first error: try again until it is gone.
+        let pids = self.kill();
+        let profile = self.profile();
+        std::thread::spawn(move || remove_profile(&profile, &pids));
         tracing::info!(pid = ?self.pid, "chromium stopped");
     }
+}
+
+/// Removes a profile directory once the processes `pids` (Chromium and its helpers, killed) have exited, so
+/// none of them writes it again; waits and retries for up to 5 s. True once it is gone.
+pub(crate) fn remove_profile(path: &std::path::Path, pids: &[u32]) -> bool {
+    let running = |pid: &u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, r)| !r.trim_start().starts_with('Z')))
+    };
+    for _ in 0..50 {
+        if !pids.iter().any(running) && (!path.exists() || std::fs::remove_dir_all(path).is_ok()) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    tracing::warn!(path = %path.display(), "a browser profile directory could not be removed");
+    false
 }

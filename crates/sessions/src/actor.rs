@@ -93,11 +93,14 @@ impl SessionActor {
                 Some(_) => self.expires_at,
                 None => self.last_activity + self.shared.config.idle_timeout,
             };
+            // Expiry is looked at first: a task whose own maxDuration runs out in the same timer tick as
+            // the session's (a task started within a millisecond of its session) ends as SESSION_EXPIRED.
             let wake = tokio::select! {
-                cmd = self.rx.recv() => Wake::Command(cmd),
-                result = task_end(&mut self.task) => Wake::TaskEnd(result),
+                biased;
                 _ = tokio::time::sleep_until(self.expires_at) => Wake::End(EndReason::Expired),
                 _ = tokio::time::sleep_until(idle_deadline) => Wake::End(EndReason::Expired),
+                result = task_end(&mut self.task) => Wake::TaskEnd(result),
+                cmd = self.rx.recv() => Wake::Command(cmd),
                 _ = lease_lost(&self.lease) => Wake::InstanceLost,
                 _ = tokio::time::sleep_until(self.next_snapshot) => Wake::Snapshot,
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),

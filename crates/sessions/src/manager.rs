@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
-use webpilot_browser::{BrowserError, BrowserPool, DomainPolicy, SessionPage};
+use webpilot_browser::{BrowserError, BrowserPool, SessionPage};
 use webpilot_core::events::SessionEvent;
 use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
 use webpilot_core::state::SessionState;
@@ -194,15 +194,13 @@ impl SessionManager {
         let began = Instant::now();
         // Counted before the browser is leased, so one user cannot take every browser.
         let slot = self.shared.admission.open_session(&user.id, user.balance_micros)?;
-        let lease = self.shared.pool.lease(DomainPolicy::new(params.limits.avoid_domains.clone())).await.map_err(
-            |e| match e {
-                BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
-                other => {
-                    tracing::error!(error = %other, "preparing a browser for a session failed");
-                    ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry")
-                }
-            },
-        )?;
+        let lease = self.shared.pool.lease(params.limits.avoid_domains.clone()).await.map_err(|e| match e {
+            BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
+            other => {
+                tracing::error!(error = %other, "preparing a browser for a session failed");
+                ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry")
+            }
+        })?;
         if params.task_details.is_none() {
             if let Some(url) = &params.limits.starting_url {
                 // A session without a task opens its startingUrl now, ready for manual use.

@@ -258,6 +258,17 @@ impl Store {
         row.map(TaskRecord::try_from).transpose()
     }
 
+    /// Work not finished now: (tasks running or waiting on a guardrail, sessions not ended). The soak run
+    /// checks both are 0 once every session is gone.
+    pub async fn open_work(&self) -> Result<(u64, u64)> {
+        let tasks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM tasks WHERE status IN ('running', 'guardrail')")
+            .fetch_one(&self.pool)
+            .await?;
+        let sessions: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM sessions WHERE ended_at IS NULL").fetch_one(&self.pool).await?;
+        Ok((tasks.max(0) as u64, sessions.max(0) as u64))
+    }
+
     /// Start-up recovery: tasks left running by a process that died are failed with
     /// `TASK_INTERRUPTED`, and sessions left open are ended. Returns (tasks failed, sessions ended).
     pub async fn recover_interrupted(&self) -> Result<(u64, u64)> {

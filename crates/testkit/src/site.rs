@@ -147,6 +147,7 @@ fn router(state: SiteState) -> Router {
         .route("/pixel.png", get(dynamic::png))
         .route("/ok.png", get(dynamic::png))
         .route("/counter", get(pages::counter))
+        .route("/hog", get(pages::hog))
         .route("/vanish", get(pages::vanish))
         .route("/choose", get(pages::choose))
         .route("/popup", get(dynamic::popup))

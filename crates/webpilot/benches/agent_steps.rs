@@ -1,13 +1,10 @@
 //! Benchmark (prints numbers, asserts nothing): observation and prompt size in o200k tokens per fixture page
-//! (`WEBPILOT_BENCH_SHOW=1` prints the observations too),
-//! session-start / task latency on a warm browser, and Chromium memory (PSS) per idle session. Run with `cargo bench -p webpilot --bench agent_steps`.
-
-mod common;
+//! (`WEBPILOT_BENCH_SHOW=1` prints the observations too). Run with `cargo bench -p webpilot --bench agent_steps`;
+//! latency, memory and load are in the `service` benchmark.
 
 use clap::Parser;
-use common::{median, pss_tree_kib};
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use webpilot::config::{ServeConfig, StoreConfig};
 use webpilot_core::usage::usd_to_micros;
 use webpilot_testkit::model::{content_text, last_observation};
@@ -84,55 +81,6 @@ async fn main() {
         tokens(&system) + tokens(&tools)
     );
 
-    println!("\n== latency on a warm browser (median of 10) ==");
-    let mut starts = Vec::new();
-    let mut terminates = Vec::new();
-    for _ in 0..10 {
-        let t = Instant::now();
-        let s = post("/start/start-session", json!({})).await;
-        starts.push(t.elapsed().as_secs_f64() * 1000.0);
-        let sid = s["sessionId"].as_str().expect("session").to_owned();
-        let t = Instant::now();
-        post(
-            "/start/send-message",
-            json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "terminate" } }),
-        )
-        .await;
-        terminates.push(t.elapsed().as_secs_f64() * 1000.0);
-    }
-    println!("start-session: {:.1} ms   terminate: {:.1} ms", median(starts), median(terminates));
-    let mut runs = Vec::new();
-    for _ in 0..10 {
-        model.push(vec![Reply::call("navigate", json!({ "url": site.url("/pricing") })), Reply::done("ok")]);
-        let t = Instant::now();
-        let r = post("/start/run-task", json!({ "taskDetails": "bench" })).await;
-        assert_eq!(r["status"], "complete");
-        runs.push(t.elapsed().as_secs_f64() * 1000.0);
-    }
-    println!("run-task (new session, 2 model turns, 1 navigation, close): {:.1} ms", median(runs));
-
-    println!("\n== Chromium memory (PSS of the browser process tree) ==");
-    let blank = post("/start/start-session", json!({})).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let pid = app.manager.pool().pids().await[0];
-    let one = pss_tree_kib(pid);
-    let second = post("/start/start-session", json!({ "startingUrl": site.url("/pricing") })).await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let two = pss_tree_kib(pid);
-    println!("browser + 1 idle session (about:blank): {} MiB", one / 1024);
-    println!(
-        "browser + 2 idle sessions (second on /pricing): {} MiB  (+{} MiB for the second)",
-        two / 1024,
-        two.saturating_sub(one) / 1024
-    );
-    for s in [blank, second] {
-        let sid = s["sessionId"].as_str().unwrap_or_default().to_owned();
-        post(
-            "/start/send-message",
-            json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "terminate" } }),
-        )
-        .await;
-    }
     tokio::time::sleep(Duration::from_millis(100)).await;
     app.shutdown().await;
 }

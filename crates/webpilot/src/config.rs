@@ -37,9 +37,18 @@ pub struct ServeConfig {
     /// Most tabs a session may have open (pages the site opens beyond it are closed at once).
     #[arg(long, env = "WEBPILOT_MAX_TABS_PER_SESSION", default_value_t = 8, value_parser = clap::value_parser!(u64).range(1..=50))]
     pub max_tabs_per_session: u64,
-    /// Chromium processes to spread sessions over.
-    #[arg(long, env = "WEBPILOT_BROWSER_PROCESSES", default_value_t = 1)]
+    /// Chromium processes to spread sessions over; 0 (the default) picks one per 16 sessions of
+    /// --max-sessions, so a hung or crashed browser process does not take every session down.
+    #[arg(long, env = "WEBPILOT_BROWSER_PROCESSES", default_value_t = 0)]
     pub browser_processes: usize,
+    /// Browser contexts kept ready (page, viewport, scripts and egress proxy set up) for the next
+    /// session starts; each counts against --max-sessions while it waits. 0 turns the warm pool off.
+    #[arg(long, env = "WEBPILOT_WARM_CONTEXTS", default_value_t = 2)]
+    pub warm_contexts: usize,
+    /// Most private memory (MiB) a session's page renderer may hold; one that passes it is killed and the
+    /// session's task sees PAGE_CRASH, the other sessions go on. 0 turns the cap off.
+    #[arg(long, env = "WEBPILOT_SESSION_MEMORY_MIB", default_value_t = 1024)]
+    pub session_memory_mib: u64,
     /// Most sessions open at once; more get 503 NO_INSTANCES_AVAILABLE.
     #[arg(long, env = "WEBPILOT_MAX_SESSIONS", default_value_t = 4)]
     pub max_sessions: usize,

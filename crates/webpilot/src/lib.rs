@@ -75,6 +75,16 @@ impl RunningApp {
     }
 }
 
+/// Sessions per Chromium process when `--browser-processes` is left to choose.
+const SESSIONS_PER_PROCESS: usize = 16;
+
+fn browser_processes(serve: &ServeConfig) -> usize {
+    match serve.browser_processes {
+        0 => serve.max_sessions.div_ceil(SESSIONS_PER_PROCESS).max(1),
+        n => n,
+    }
+}
+
 /// Opens the store (recovering tasks cut off by a crash), builds everything and starts serving.
 pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<RunningApp, StartError> {
     let store = Store::open_sqlite(&store_cfg.sqlite_path()).await?;
@@ -92,13 +102,15 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let browser = webpilot_browser::identity(&serve.browser_user, serve.browser_no_sandbox)?;
     let pool = BrowserPool::new(BrowserSettings {
         executable: serve.chromium.clone(),
-        processes: serve.browser_processes.max(1),
+        processes: browser_processes(serve),
         max_sessions: serve.max_sessions,
         navigation_timeout: Duration::from_millis(serve.navigation_timeout_ms),
         no_sandbox: browser.no_sandbox,
         run_as: browser.run_as,
         egress_allow: serve.egress_allow.clone().into(),
         max_tabs: serve.max_tabs_per_session as usize,
+        warm_contexts: serve.warm_contexts.min(serve.max_sessions),
+        session_memory_mib: serve.session_memory_mib,
         ..BrowserSettings::default()
     });
     let agent = build_agent(serve)?;

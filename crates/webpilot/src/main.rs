@@ -46,6 +46,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     match cli.command {
         Command::Serve(serve) => {
             let mut app = webpilot::start(&serve, &cli.store).await?;
+            // Chromium and the warm contexts are made now, not at the first session start.
+            let pool = app.manager.pool().clone();
+            tokio::spawn(async move {
+                if let Err(e) = pool.warm_up().await {
+                    tracing::warn!(error = %e, "starting the browser ahead of the first session failed");
+                }
+            });
             let stop = app.stop_token();
             tokio::spawn(async move {
                 shutdown_signal().await;

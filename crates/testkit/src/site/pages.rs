@@ -124,3 +124,20 @@ document.getElementById('plan').addEventListener('change', function (e) {
 </script>"#,
     )
 }
+
+/// `/hog`: a page that takes 32 MiB more memory every 100 ms and keeps it (for the per-session memory cap).
+pub(crate) async fn hog() -> Html<String> {
+    page(
+        "Hog",
+        r#"<h1>Hog</h1><p id="held">0</p>
+<script>
+window.held = [];
+setInterval(() => {
+  const block = new Float64Array(4 * 1024 * 1024);
+  block.fill(Math.random());
+  window.held.push(block);
+  document.getElementById('held').textContent = String(window.held.length * 32);
+}, 100);
+</script>"#,
+    )
+}

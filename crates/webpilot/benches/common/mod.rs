@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod load;
+
 /// `root` and all its descendants.
 pub fn process_tree(root: u32) -> Vec<u32> {
     let mut pids = vec![root];
@@ -48,4 +50,13 @@ pub fn cpu_seconds(pids: &[u32]) -> f64 {
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
+}
+
+/// The `p`-th percentile (0–100, nearest rank) of `sorted` (ascending); 0 when empty.
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
 }

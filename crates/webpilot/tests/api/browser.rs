@@ -156,8 +156,21 @@ async fn no_chromium_outlives_the_service() {
     let pids = app.app().manager.pool().pids().await;
     assert_eq!(pids.len(), 1);
     assert!(std::path::Path::new(&format!("/proc/{}", pids[0])).exists());
+    // Chromium's temp files (its singleton socket dir among them) are inside its profile, removed with it.
+    let environ = std::fs::read(format!("/proc/{}/environ", pids[0])).expect("environ");
+    let tmpdir = environ
+        .split(|b| *b == 0)
+        .find_map(|v| v.strip_prefix(b"TMPDIR="))
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .expect("TMPDIR is set");
+    assert!(tmpdir.contains("webpilot-chromium-"), "{tmpdir}");
+    let singleton_dirs = std::fs::read_dir(&tmpdir).expect("tmpdir").count();
+    assert!(singleton_dirs > 0, "Chromium writes its temp files there");
     app.stop().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!std::path::Path::new(&tmpdir).exists(), "{tmpdir} outlived the browser");
+    let profile = std::path::Path::new(&tmpdir).parent().expect("the profile");
+    assert!(!profile.exists(), "the profile {} outlived the browser", profile.display());
     for pid in pids {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
         assert!(status.is_empty() || status.contains("State:\tZ"), "chromium {pid} still running: {status}");
@@ -178,6 +191,12 @@ async fn chromium_gets_its_flags_as_written() {
         features.contains("SpareRendererForSitePerProcess") && features.contains("TranslateUI"),
         "ours and chromiumoxide's disable-features are one flag: {args}"
     );
+    // No window of a context preloads the omnibox popup WebUI in a renderer of its own (39 MiB each).
+    let webui = crate::helpers::process_tree(pid)
+        .into_iter()
+        .filter(|p| crate::helpers::cmdline(*p).contains("--top-chrome-webui"))
+        .count();
+    assert_eq!(webui, 0, "{features}");
     app.stop().await;
 }
 

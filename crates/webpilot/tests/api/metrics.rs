@@ -5,11 +5,11 @@ use crate::helpers::TestApp;
 use serde_json::json;
 
 /// The value of the first sample line that starts with `series` (name and labels), if any.
-fn sample(text: &str, series: &str) -> Option<f64> {
+pub(crate) fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines().find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))?.rsplit(' ').next()?.parse().ok()
 }
 
-async fn scrape(url: &str) -> (u16, String, String) {
+pub(crate) async fn scrape(url: &str) -> (u16, String, String) {
     let r = reqwest::get(url).await.expect("scrape");
     let status = r.status().as_u16();
     let kind = r.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
