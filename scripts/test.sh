@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs Chromium and libvpx first when missing (Debian), creates the unprivileged
 # user Chromium runs as under root, installs the Python and JavaScript clients the black-box tests use, and
-# makes sure the local PostgreSQL that the schema test uses is running.
+# makes sure the local PostgreSQL and Redis are running. The suite runs once on the embedded SQLite (every
+# crate), then the integration suite and the store's tests run again on PostgreSQL (a fresh schema per test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +23,19 @@ python3 -m pip install -q --disable-pip-version-check -r crates/webpilot/tests/p
 # ... and the official JavaScript Socket.IO client (crates/webpilot/tests/clients/package.json).
 npm install --prefix crates/webpilot/tests/clients --no-audit --no-fund --silent
 
-if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast
-else
-  cargo test --workspace --no-fail-fast
+# The cluster tests use the local Redis (several nodes share its rate windows).
+if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 >/dev/null || true
 fi
+
+status=0
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast || status=$?
+  WEBPILOT_TEST_DATABASE=postgres cargo nextest run -p webpilot -p webpilot-store --no-fail-fast \
+    -E 'binary(api) | package(webpilot-store)' || status=$?
+else
+  cargo test --workspace --no-fail-fast || status=$?
+  WEBPILOT_TEST_DATABASE=postgres cargo test -p webpilot --test api --no-fail-fast || status=$?
+  WEBPILOT_TEST_DATABASE=postgres cargo test -p webpilot-store --no-fail-fast || status=$?
+fi
+exit "$status"

@@ -5,6 +5,7 @@ mod auth;
 mod body;
 mod capability;
 mod error;
+mod forward;
 pub mod metrics;
 mod ratelimit;
 mod routes;

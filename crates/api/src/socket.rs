@@ -208,7 +208,7 @@ async fn on_message(state: &AppState, session_id: &str, msg: Option<Value>) -> R
         return Err(ApiError::code(ErrorCode::AccountDeactivated));
     }
     // Starting work counts toward the owner's limit even over the socket (other socket traffic does not).
-    if msg.get("actionType").and_then(Value::as_str) == Some("newTask") && !state.rate.hit(&user.id).allowed {
+    if msg.get("actionType").and_then(Value::as_str) == Some("newTask") && !state.rate.hit(&user.id).await.allowed {
         return Err(ApiError::code(ErrorCode::RateLimitExceeded));
     }
     Ok(match state.manager.send(&user, session_id, &msg).await? {

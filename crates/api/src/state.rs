@@ -38,4 +38,8 @@ pub struct AppState {
     pub stream_key: Arc<StreamKey>,
     /// Renders `/metrics` (none when metrics are off).
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// The link to Redis when nodes share one (`--redis-url`).
+    pub redis: Option<webpilot_cluster::RedisLink>,
+    /// This node's place in the cluster (where sessions live, the others' free capacity).
+    pub cluster: webpilot_cluster::Membership,
 }

@@ -43,6 +43,8 @@ pub struct SessionConfig {
     pub max_sessions_per_user: usize,
     /// What a running task holds of its user's balance until its real cost is charged (micro-USD).
     pub task_hold_micros: i64,
+    /// This node's id: the sessions it starts are recorded as held by it.
+    pub node_id: String,
 }
 
 impl Default for SessionConfig {
@@ -56,6 +58,7 @@ impl Default for SessionConfig {
             snapshot_every: Duration::from_secs(5),
             max_sessions_per_user: 3,
             task_hold_micros: 50_000,
+            node_id: "local".into(),
         }
     }
 }
@@ -220,7 +223,13 @@ impl SessionManager {
         });
         self.shared
             .store
-            .insert_session(&session_id, &user.id, SessionState::Active.as_str(), &record.to_string())
+            .insert_session(
+                &session_id,
+                &user.id,
+                SessionState::Active.as_str(),
+                &record.to_string(),
+                &self.shared.config.node_id,
+            )
             .await
             .map_err(|e| internal("storing a session", e))?;
         let (tx, rx) = mpsc::channel(32);

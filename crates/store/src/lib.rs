@@ -1,20 +1,28 @@
-//! webpilot-store: the persistent state (users, API keys, balances, sessions, tasks, usage) behind one
-//! `Store` handle. SQLite is the embedded default; the SQL is kept portable so the PostgreSQL migration
-//! (migrations/postgres) runs the same schema when a later issue turns that backend on.
+//! webpilot-store: the persistent state (users, API keys, balances, sessions, tasks, usage, nodes) behind
+//! one `Store` handle, on SQLite (the embedded default) or PostgreSQL (`--database-url`, for several nodes).
+//!
+//! One set of statements serves both through sqlx's `Any` driver: the schema keeps to what both read the
+//! same way under `Any` (TEXT ids, BIGINT milliseconds and micro-dollars, no booleans, timestamps or
+//! JSON columns) and every statement uses `$N` placeholders, which SQLite accepts too. Each backend has its
+//! own migration folder.
 
 mod keys;
+mod nodes;
 mod retry;
 mod sessions;
 mod tasks;
+pub mod testdb;
 mod users;
 
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
+pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use sessions::SessionRecord;
 pub use tasks::{TaskOutcome, TaskRecord, TaskStatus};
 pub use users::User;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+use sqlx::{AnyPool, ConnectOptions, Connection, Executor};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -30,6 +38,8 @@ pub enum StoreError {
     NotFound(&'static str),
     #[error("invalid stored value: {0}")]
     Corrupt(String),
+    #[error("unsupported database URL (postgres://... or sqlite://...)")]
+    UnsupportedUrl,
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -39,33 +49,84 @@ pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// Which database engine a store runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
 /// The store handle; cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    pool: AnyPool,
+    backend: Backend,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
-/// The PostgreSQL schema, for the backend a later issue turns on (and for the test that checks it runs).
+/// The PostgreSQL schema (also run directly by the schema test).
 pub static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 impl Store {
     /// Opens (creating if needed) the SQLite database at `path` and brings its schema up to date.
     pub async fn open_sqlite(path: &Path) -> Result<Store> {
+        let path = &std::path::absolute(path).map_err(|e| StoreError::Db(sqlx::Error::Io(e)))?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| StoreError::Db(sqlx::Error::Io(e)))?;
         }
-        let opts = SqliteConnectOptions::from_str("sqlite:")?
+        // Create the file and switch it to WAL once (the mode is kept in the file) with the native
+        // driver, which has typed options for both.
+        let native = SqliteConnectOptions::from_str("sqlite:")?
             .filename(path)
             .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(10))
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(opts).await?;
-        SQLITE_MIGRATIONS.run(&pool).await?;
-        Ok(Store { pool })
+            .journal_mode(SqliteJournalMode::Wal);
+        native.connect().await?.close().await?;
+        let url = url::Url::from_file_path(path)
+            .map_err(|()| StoreError::Corrupt(format!("database path {} is not absolute", path.display())))?;
+        // file:///a%20b/x.db -> sqlite:///a%20b/x.db (the SQLite driver percent-decodes the path).
+        let url = format!("sqlite://{}", url.path());
+        Self::open_any(&url, Backend::Sqlite).await
+    }
+
+    /// Opens the store at `url`: `postgres://...` (or `postgresql://`), or `sqlite://<path>`.
+    pub async fn open_url(url: &str) -> Result<Store> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::open_any(url, Backend::Postgres).await
+        } else if let Some(path) = url.strip_prefix("sqlite://") {
+            Self::open_sqlite(Path::new(path)).await
+        } else {
+            Err(StoreError::UnsupportedUrl)
+        }
+    }
+
+    async fn open_any(url: &str, backend: Backend) -> Result<Store> {
+        sqlx::any::install_default_drivers();
+        let opts = AnyConnectOptions::from_str(url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == Backend::Postgres { 16 } else { 8 })
+            .acquire_timeout(Duration::from_secs(15))
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        conn.execute("PRAGMA synchronous = NORMAL").await?;
+                        conn.execute("PRAGMA busy_timeout = 10000").await?;
+                        conn.execute("PRAGMA foreign_keys = ON").await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(opts)
+            .await?;
+        match backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
+            Backend::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
+        }
+        Ok(Store { pool, backend })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
 
     /// Closes the pool, flushing the WAL.
@@ -78,9 +139,15 @@ impl Store {
 pub(crate) mod testutil {
     use super::*;
 
-    pub async fn store() -> (Store, tempfile::TempDir) {
+    /// A fresh store: SQLite in a temporary directory, or, with `WEBPILOT_TEST_DATABASE=postgres`, a
+    /// fresh schema on the local PostgreSQL.
+    pub async fn store() -> (Store, (tempfile::TempDir, Option<crate::testdb::TestDatabase>)) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open_sqlite(&dir.path().join("t.db")).await.expect("open");
-        (store, dir)
+        let db = crate::testdb::TestDatabase::from_env().await.expect("test database");
+        let store = match &db {
+            Some(db) => Store::open_url(&db.url).await.expect("open"),
+            None => Store::open_sqlite(&dir.path().join("t.db")).await.expect("open"),
+        };
+        (store, (dir, db))
     }
 }

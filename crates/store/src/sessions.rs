@@ -24,16 +24,26 @@ struct SessionRow {
 }
 
 impl Store {
-    /// Records a new session; `params` is the JSON of its parameters, kept for audit.
-    pub async fn insert_session(&self, id: &SessionId, user: &UserId, state: &str, params: &str) -> Result<()> {
-        sqlx::query("INSERT INTO sessions (id, user_id, state, params, created_at) VALUES ($1, $2, $3, $4, $5)")
-            .bind(id.as_str())
-            .bind(user.as_str())
-            .bind(state)
-            .bind(params)
-            .bind(now_ms())
-            .execute(&self.pool)
-            .await?;
+    /// Records a new session held by `node`; `params` is the JSON of its parameters, kept for audit.
+    pub async fn insert_session(
+        &self,
+        id: &SessionId,
+        user: &UserId,
+        state: &str,
+        params: &str,
+        node: &str,
+    ) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO sessions (id, user_id, state, params, created_at, node_id) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(id.as_str())
+        .bind(user.as_str())
+        .bind(state)
+        .bind(params)
+        .bind(now_ms())
+        .bind(node)
+        .execute(&self.pool)
+        .await?;
         Ok(())
     }
 

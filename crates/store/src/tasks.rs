@@ -269,25 +269,30 @@ impl Store {
         Ok((tasks.max(0) as u64, sessions.max(0) as u64))
     }
 
-    /// Start-up recovery: tasks left running by a process that died are failed with
-    /// `TASK_INTERRUPTED`, and sessions left open are ended. Returns (tasks failed, sessions ended).
-    pub async fn recover_interrupted(&self) -> Result<(u64, u64)> {
+    /// Start-up recovery of node `node`: the tasks it left running when its process died are failed with
+    /// `TASK_INTERRUPTED`, and the sessions it left open are ended (so are rows from before sessions had
+    /// a node). Other nodes' work is left alone. Returns (tasks failed, sessions ended).
+    pub async fn recover_interrupted(&self, node: &str) -> Result<(u64, u64)> {
         let now = now_ms();
         let mut tx = self.pool.begin().await?;
         let tasks = sqlx::query(
             "UPDATE tasks SET status = 'failed', error = $1, code = $2, guardrail = NULL, completed_at = $3
-             WHERE status IN ('running', 'guardrail')",
+             WHERE status IN ('running', 'guardrail')
+               AND session_id IN (SELECT id FROM sessions WHERE node_id = $4 OR node_id IS NULL)",
         )
         .bind("the task was cut off when the server stopped unexpectedly")
         .bind(ErrorCode::TaskInterrupted.as_str())
         .bind(now)
+        .bind(node)
         .execute(&mut *tx)
         .await?
         .rows_affected();
         let sessions = sqlx::query(
-            "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost' WHERE ended_at IS NULL",
+            "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost'
+             WHERE ended_at IS NULL AND (node_id = $2 OR node_id IS NULL)",
         )
         .bind(now)
+        .bind(node)
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -306,7 +311,12 @@ mod tests {
         let (s, _d) = store().await;
         let u = s.create_user("c", 1_000_000).await.unwrap();
         let sid = SessionId::new();
-        s.insert_session(&sid, &u.id, "active", "{}").await.unwrap();
+        s.insert_session(&sid, &u.id, "active", "{}", "node_a").await.unwrap();
+        // Another node's session and task: a restart of node_a leaves them alone.
+        let elsewhere = SessionId::new();
+        s.insert_session(&elsewhere, &u.id, "active", "{}", "node_b").await.unwrap();
+        let t3 = TaskId::new();
+        s.insert_task(&t3, &elsewhere, &u.id, "c").await.unwrap();
         let t1 = TaskId::new();
         let t2 = TaskId::new();
         s.insert_task(&t1, &sid, &u.id, "a").await.unwrap();
@@ -330,7 +340,10 @@ mod tests {
         let g = s.get_task(sid.as_str(), t2.as_str()).await.unwrap().unwrap();
         assert_eq!(g.status, TaskStatus::Guardrail);
         assert_eq!(g.guardrail, Some(("human_input_needed".into(), "which one?".into())));
-        assert_eq!(s.recover_interrupted().await.unwrap(), (1, 1));
+        assert_eq!(s.recover_interrupted("node_a").await.unwrap(), (1, 1));
+        let other = s.get_task(elsewhere.as_str(), t3.as_str()).await.unwrap().unwrap();
+        assert_eq!(other.status, TaskStatus::Running);
+        assert_eq!(s.get_session(&elsewhere).await.unwrap().unwrap().ended_at, None);
         let t = s.get_task(sid.as_str(), t2.as_str()).await.unwrap().unwrap();
         assert_eq!(t.status, TaskStatus::Failed);
         assert_eq!(t.code, Some(ErrorCode::TaskInterrupted));

@@ -119,7 +119,7 @@ impl Store {
 
 /// Records one balance movement inside the caller's transaction.
 pub(crate) async fn insert_ledger(
-    tx: &mut sqlx::SqliteConnection,
+    tx: &mut sqlx::AnyConnection,
     user: &UserId,
     task: Option<&str>,
     amount_micros: i64,

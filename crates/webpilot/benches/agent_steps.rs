@@ -39,7 +39,7 @@ async fn main() {
         "--llm-base-url",
         &model.base_url(),
     ]);
-    let app = webpilot::start(&flags.serve, &StoreConfig { data_dir: data.path().to_path_buf() }).await.expect("start");
+    let app = webpilot::start(&flags.serve, &StoreConfig::sqlite(data.path())).await.expect("start");
     let base = format!("http://{}", app.addr);
     let user = app.store.create_user("bench", usd_to_micros(1000.0)).await.expect("user");
     let (_, key) = app.store.create_api_key(&user.id, "bench", None).await.expect("key");

@@ -85,7 +85,7 @@ async fn main() {
     let allow_site = format!("127.0.0.1:{}", site.port());
     let argv = ["bench", "--egress-allow", &allow_site, "--listen", "127.0.0.1:0", "--rate-limit", "100000"];
     let flags = Flags::parse_from(argv);
-    let app = webpilot::start(&flags.serve, &StoreConfig { data_dir: data.path().to_path_buf() }).await.expect("start");
+    let app = webpilot::start(&flags.serve, &StoreConfig::sqlite(data.path())).await.expect("start");
     let base = format!("http://{}", app.addr);
     let user = app.store.create_user("bench", usd_to_micros(1000.0)).await.expect("user");
     let (_, key) = app.store.create_api_key(&user.id, "bench", None).await.expect("key");

@@ -44,8 +44,7 @@ impl Service {
         argv.extend_from_slice(args);
         let flags = Flags::parse_from(argv);
         let data = tempfile::tempdir().expect("tempdir");
-        let app =
-            webpilot::start(&flags.serve, &StoreConfig { data_dir: data.path().to_path_buf() }).await.expect("start");
+        let app = webpilot::start(&flags.serve, &StoreConfig::sqlite(data.path())).await.expect("start");
         let user = app.store.create_user("bench", usd_to_micros(100_000.0)).await.expect("user");
         let (_, key) = app.store.create_api_key(&user.id, "bench", None).await.expect("key");
         app.manager.pool().warm_up().await.expect("chromium");

@@ -66,6 +66,27 @@ pub struct ServeConfig {
     /// Length of the rate-limit window (ms); the spec's is 60000.
     #[arg(long, env = "WEBPILOT_RATE_WINDOW_MS", default_value_t = 60_000, hide = true)]
     pub rate_window_ms: u64,
+    /// Redis shared by several nodes (rate limits): `redis://[:password@]host:6379[/db]`. Without it a
+    /// node counts alone (docs/scaling.md).
+    #[arg(long, env = "WEBPILOT_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+    /// This node's id in the cluster; by default one made at first start and kept in the data directory.
+    #[arg(long, env = "WEBPILOT_NODE_ID")]
+    pub node_id: Option<String>,
+    /// Where the other nodes reach this one to forward requests for its sessions (`http://10.0.0.5:8080`);
+    /// by default `http://` and the address the service listens on.
+    #[arg(long, env = "WEBPILOT_NODE_ADDRESS")]
+    pub node_address: Option<String>,
+    /// A node silent for this long is declared lost by another: its sessions end as `instance_lost` and
+    /// their running tasks fail with `INSTANCE_UNAVAILABLE` (ms).
+    #[arg(long, env = "WEBPILOT_NODE_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1000..=300_000))]
+    pub node_timeout_ms: u64,
+    /// How often a node heartbeats and looks for silent ones (ms).
+    #[arg(long, env = "WEBPILOT_NODE_HEARTBEAT_MS", default_value_t = 1_000, hide = true, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub node_heartbeat_ms: u64,
+    /// Prefix of every Redis key and channel this deployment uses (several deployments may share a Redis).
+    #[arg(long, env = "WEBPILOT_REDIS_PREFIX", default_value = "webpilot")]
+    pub redis_prefix: String,
     /// How long run-task and newTask wait inline before answering pending (ms).
     #[arg(long, env = "WEBPILOT_TASK_WAIT_MS", default_value_t = 50_000)]
     pub task_wait_ms: u64,
@@ -127,13 +148,31 @@ pub struct ServeConfig {
 /// Where the state lives; shared by `serve` and the admin commands.
 #[derive(Debug, Clone, Args)]
 pub struct StoreConfig {
-    /// Directory for the embedded SQLite database.
+    /// Directory for the embedded SQLite database (and the stream-token secret when there is no
+    /// database URL).
     #[arg(long, env = "WEBPILOT_DATA_DIR", default_value = "./data", global = true)]
     pub data_dir: PathBuf,
+    /// PostgreSQL instead of the embedded SQLite: `postgres://user:password@host:5432/db`. Required for
+    /// several nodes (docs/scaling.md).
+    #[arg(long, env = "WEBPILOT_DATABASE_URL", hide_env_values = true, global = true)]
+    pub database_url: Option<String>,
 }
 
 impl StoreConfig {
+    /// The embedded SQLite store in `dir`.
+    pub fn sqlite(dir: &std::path::Path) -> StoreConfig {
+        StoreConfig { data_dir: dir.to_path_buf(), database_url: None }
+    }
+
     pub fn sqlite_path(&self) -> PathBuf {
         self.data_dir.join("webpilot.db")
+    }
+
+    /// Opens the configured store and brings its schema up to date.
+    pub async fn open(&self) -> Result<webpilot_store::Store, webpilot_store::StoreError> {
+        match self.database_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => webpilot_store::Store::open_url(url).await,
+            None => webpilot_store::Store::open_sqlite(&self.sqlite_path()).await,
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod config;
+mod node;
 pub mod telemetry;
 
 use config::{ServeConfig, StoreConfig};
@@ -33,6 +34,10 @@ pub enum StartError {
     Listen { addr: SocketAddr, source: std::io::Error },
     #[error("browser: {0}")]
     Browser(#[from] webpilot_browser::SandboxError),
+    #[error("Redis: {0}")]
+    Redis(#[from] webpilot_cluster::ClusterError),
+    #[error("cannot read or create the node id {path}: {source}")]
+    NodeId { path: std::path::PathBuf, source: std::io::Error },
     #[error("cannot read or create the stream secret {path}: {source}")]
     StreamSecret { path: std::path::PathBuf, source: std::io::Error },
 }
@@ -48,6 +53,8 @@ pub struct RunningApp {
     pub whep: Arc<WhepViewers>,
     /// Where `/metrics` is served when it has a listener of its own (`--metrics-listen`).
     pub metrics_addr: Option<SocketAddr>,
+    /// This node's place in the cluster.
+    pub cluster: webpilot_cluster::Membership,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
 }
@@ -60,6 +67,7 @@ impl RunningApp {
         self.wait().await;
         self.manager.shutdown().await;
         self.manager.pool().shutdown().await;
+        self.cluster.leave().await;
         self.store.close().await;
     }
 
@@ -87,8 +95,9 @@ fn browser_processes(serve: &ServeConfig) -> usize {
 
 /// Opens the store (recovering tasks cut off by a crash), builds everything and starts serving.
 pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<RunningApp, StartError> {
-    let store = Store::open_sqlite(&store_cfg.sqlite_path()).await?;
-    let (tasks, sessions) = store.recover_interrupted().await?;
+    let store = store_cfg.open().await?;
+    let node_id = node::node_id(serve, &store_cfg.data_dir)?;
+    let (tasks, sessions) = store.recover_interrupted(&node_id).await?;
     if tasks + sessions > 0 {
         tracing::warn!(
             tasks,
@@ -125,6 +134,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             reconnect_window: Duration::from_millis(serve.instance_reconnect_window_ms),
             max_sessions_per_user: serve.max_sessions_per_user as usize,
             task_hold_micros: webpilot_core::usage::usd_to_micros(serve.task_hold_usd.max(0.0)),
+            node_id: node_id.clone(),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -135,9 +145,22 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     );
     let public_url =
         serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
-    let rate = Arc::new(RateLimiter::new(serve.rate_limit, Duration::from_millis(serve.rate_window_ms)));
+    let redis = match serve.redis_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        Some(url) => Some(webpilot_cluster::RedisLink::connect(url).await?),
+        None => None,
+    };
+    let rate_window = Duration::from_millis(serve.rate_window_ms);
+    let rate = Arc::new(match &redis {
+        Some(link) => RateLimiter::shared(
+            serve.rate_limit,
+            rate_window,
+            webpilot_cluster::SharedWindow::new(link.clone(), &serve.redis_prefix),
+        ),
+        None => RateLimiter::new(serve.rate_limit, rate_window),
+    });
     let sockets = Arc::new(SocketRegistry::default());
     let stop = CancellationToken::new();
+    let cluster = node::join(serve, &store, node_id, addr, manager.pool().clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
     let stream_key = StreamKey::load_or_create(&secret)
@@ -164,6 +187,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             metrics_on_main: serve.metrics_listen.is_none(),
         }),
         metrics: webpilot_api::metrics::install(),
+        redis,
+        cluster: cluster.clone(),
     };
     let metrics_addr = match serve.metrics_listen {
         Some(at) => Some(serve_metrics(at, state.clone(), stop.clone()).await?),
@@ -193,7 +218,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, sockets, live_view, whep, metrics_addr, stop, server: Some(server) })
+    Ok(RunningApp { addr, store, manager, sockets, live_view, whep, metrics_addr, cluster, stop, server: Some(server) })
 }
 
 /// Serves `/metrics` alone on `at` until `stop`; returns the bound address.

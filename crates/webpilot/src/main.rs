@@ -70,7 +70,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn open(cfg: &StoreConfig) -> Result<Store, webpilot_store::StoreError> {
-    Store::open_sqlite(&cfg.sqlite_path()).await
+    cfg.open().await
 }
 
 async fn shutdown_signal() {

@@ -1,32 +1,22 @@
-//! The per-user sliding-window rate limit (spec: Limits). Every request to a limited endpoint counts,
-//! including failures. In-process for now; a Redis version can replace it behind the same methods.
+//! The in-process sliding window: the whole rate limit on a node without Redis, and the fallback of a
+//! node whose Redis is unavailable.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use webpilot_core::UserId;
 
-/// The answer for one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateDecision {
-    pub allowed: bool,
-    pub limit: u32,
-    pub remaining: u32,
-    /// Unix time (s) when the oldest counted request leaves the window.
-    pub reset_unix: u64,
-    /// Seconds until a request would be allowed again (0 when allowed).
-    pub retry_after: u64,
-}
+use super::RateDecision;
 
-pub struct RateLimiter {
+pub struct LocalWindow {
     limit: u32,
     window: Duration,
     hits: Mutex<HashMap<UserId, VecDeque<Instant>>>,
 }
 
-impl RateLimiter {
+impl LocalWindow {
     pub fn new(limit: u32, window: Duration) -> Self {
-        RateLimiter { limit, window, hits: Mutex::new(HashMap::new()) }
+        LocalWindow { limit, window, hits: Mutex::new(HashMap::new()) }
     }
 
     /// Counts one request by `user` now and says whether it may proceed.
@@ -46,19 +36,10 @@ impl RateLimiter {
         let allowed = (q.len() as u32) < self.limit;
         if allowed {
             q.push_back(now);
-        } else {
-            metrics::counter!("webpilot_rate_limited_total").increment(1);
         }
         let oldest = q.front().copied().unwrap_or(now);
         let until_reset = (oldest + self.window).saturating_duration_since(now);
-        let unix_now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        RateDecision {
-            allowed,
-            limit: self.limit,
-            remaining: self.limit.saturating_sub(q.len() as u32),
-            reset_unix: (unix_now + until_reset.as_secs_f64()).ceil() as u64,
-            retry_after: if allowed { 0 } else { until_reset.as_secs_f64().ceil().max(1.0) as u64 },
-        }
+        RateDecision::new(allowed, self.limit, q.len() as u32, until_reset)
     }
 
     /// Drops users with no request in the window (called now and then to bound memory).
@@ -76,7 +57,7 @@ mod tests {
 
     #[test]
     fn the_window_slides() {
-        let rl = RateLimiter::new(3, Duration::from_secs(60));
+        let rl = LocalWindow::new(3, Duration::from_secs(60));
         let u = UserId::new();
         let t0 = Instant::now();
         for i in 0..3 {

@@ -5,17 +5,29 @@ use crate::views::now_iso;
 use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
+use webpilot_cluster::RedisState;
 
+/// This node's health; `instanceCount` is the free capacity of the whole cluster (this node's now, the
+/// others' as of their last heartbeat) and `instancesAvailable` whether this node can start one. With Redis configured, `redis` says whether it answers; while it does not, the
+/// status is `degraded` (the node still serves, limiting requests on its own; docs/scaling.md).
 pub async fn health(State(state): State<AppState>) -> Json<Value> {
     let stats = state.manager.pool().stats();
     let free = stats.capacity.saturating_sub(stats.in_use);
-    Json(json!({
+    let mut body = json!({
         "success": true,
         "status": "healthy",
         "instancesAvailable": free > 0,
-        "instanceCount": free,
+        "instanceCount": free as i64 + state.cluster.free_elsewhere(),
         "timestamp": now_iso(),
-    }))
+    });
+    if let Some(redis) = &state.redis {
+        let up = redis.state() == RedisState::Connected;
+        body["redis"] = json!(if up { "connected" } else { "unavailable" });
+        if !up {
+            body["status"] = json!("degraded");
+        }
+    }
+    Json(body)
 }
 
 /// Lists the ids of the connected Socket.IO clients.

@@ -54,6 +54,7 @@ pub fn router(state: AppState) -> Router {
         )
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::forward::to_owner))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .layer(crate::socket::layer(state.clone()))
         .with_state(state)
@@ -74,7 +75,7 @@ where
     F: Future<Output = Result<T, ErrorResponse>>,
     T: IntoResponse,
 {
-    let d = state.rate.hit(&user.id);
+    let d = state.rate.hit(&user.id).await;
     let mut response = if d.allowed {
         match work.await {
             Ok(body) => body.into_response(),

@@ -42,13 +42,17 @@ impl Logs {
     }
 }
 
-/// Every byte the service stored under its data directory (the database and its journal).
-fn stored_bytes(app: &TestApp) -> Vec<u8> {
+/// Every byte the service stored: the files under its data directory (the SQLite database and its
+/// journal) and, on PostgreSQL, every row of its schema as text.
+async fn stored_bytes(app: &TestApp) -> Vec<u8> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(app.data_dir()).expect("data dir").flatten() {
         if entry.path().is_file() {
             out.extend(std::fs::read(entry.path()).unwrap_or_default());
         }
+    }
+    if let Some(db) = &app.db {
+        out.extend(db.dump().await.expect("dump the test schema").into_bytes());
     }
     out
 }
@@ -121,7 +125,7 @@ async fn a_secret_is_typed_on_its_domain_and_never_leaves_the_service() {
             assert!(!text.contains(value), "a secret value is in the {what}");
         }
     }
-    let stored = stored_bytes(&app);
+    let stored = stored_bytes(&app).await;
     assert!(holds(&stored, &tid), "the database holds the task");
     for value in [USER, PASSWORD, ELSEWHERE] {
         assert!(!holds(&stored, value), "a secret value is in the database");

@@ -5,11 +5,13 @@ use clap::Parser;
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use webpilot::config::{ServeConfig, StoreConfig};
 use webpilot::RunningApp;
 use webpilot_core::usage::usd_to_micros;
 use webpilot_core::UserId;
+use webpilot_store::testdb::TestDatabase;
 use webpilot_testkit::FixtureSite;
 
 #[derive(Parser)]
@@ -21,9 +23,17 @@ struct Flags {
 /// Service settings a test may change before start.
 pub struct Settings {
     pub args: Vec<String>,
+    /// A database shared with other nodes (the cluster tests); otherwise a fresh one per app.
+    pub database_url: Option<String>,
 }
 
 impl Settings {
+    /// Uses the database at `url` (shared with another node) instead of a fresh one.
+    pub fn database(mut self, url: &str) -> Self {
+        self.database_url = Some(url.to_owned());
+        self
+    }
+
     /// Sets `--name value`, replacing an earlier value of the same flag.
     pub fn arg(mut self, name: &str, value: impl ToString) -> Self {
         let flag = format!("--{name}");
@@ -44,6 +54,10 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub site: FixtureSite,
     pub data: tempfile::TempDir,
+    /// The PostgreSQL schema when the suite runs on PostgreSQL.
+    pub db: Option<TestDatabase>,
+    /// The database the app runs on when it is not SQLite in `data`.
+    database_url: Option<String>,
     settings_args: Vec<String>,
 }
 
@@ -67,8 +81,10 @@ impl Reply {
     }
 }
 
-fn store_config(dir: &std::path::Path) -> StoreConfig {
-    StoreConfig { data_dir: dir.to_path_buf() }
+/// The store of a test app: SQLite in `dir`, or the test's PostgreSQL schema when the suite runs with
+/// `WEBPILOT_TEST_DATABASE=postgres`.
+fn store_config(dir: &std::path::Path, database_url: Option<&String>) -> StoreConfig {
+    StoreConfig { data_dir: dir.to_path_buf(), database_url: database_url.cloned() }
 }
 
 impl TestApp {
@@ -80,7 +96,7 @@ impl TestApp {
     /// reach the fixture site and nothing else on loopback), changed by `f`.
     pub async fn spawn_with(f: impl FnOnce(Settings) -> Settings) -> TestApp {
         let site = FixtureSite::start().await;
-        let defaults = Settings { args: Vec::new() }
+        let defaults = Settings { args: Vec::new(), database_url: None }
             .arg("egress-allow", format!("127.0.0.1:{}", site.port()))
             .arg("listen", "127.0.0.1:0")
             .arg("task-wait-ms", 20_000)
@@ -96,8 +112,14 @@ impl TestApp {
             client: reqwest::Client::new(),
             site,
             data,
+            db: None,
+            database_url: settings.database_url,
             settings_args: settings.args,
         };
+        if app.database_url.is_none() {
+            app.db = TestDatabase::from_env().await.expect("the test PostgreSQL");
+            app.database_url = app.db.as_ref().map(|d| d.url.clone());
+        }
         app.boot().await;
         app
     }
@@ -108,7 +130,8 @@ impl TestApp {
         argv.extend_from_slice(args);
         let flags = Flags::try_parse_from(argv).expect("test flags");
         let data = tempfile::tempdir().expect("tempdir");
-        match webpilot::start(&flags.serve, &store_config(data.path())).await {
+        let db = TestDatabase::from_env().await.expect("the test PostgreSQL");
+        match webpilot::start(&flags.serve, &store_config(data.path(), db.as_ref().map(|d| &d.url))).await {
             Ok(app) => {
                 app.shutdown().await;
                 panic!("the service started with {args:?}");
@@ -121,7 +144,9 @@ impl TestApp {
         let mut argv = vec!["webpilot".to_owned()];
         argv.extend(self.settings_args.iter().cloned());
         let flags = Flags::try_parse_from(argv).expect("test flags");
-        let app = webpilot::start(&flags.serve, &store_config(self.data.path())).await.expect("start");
+        let app = webpilot::start(&flags.serve, &store_config(self.data.path(), self.database_url.as_ref()))
+            .await
+            .expect("start");
         self.base = format!("http://{}", app.addr);
         self.app = Some(app);
     }
@@ -323,5 +348,64 @@ pub async fn wait_until(limit: std::time::Duration, what: &str, cond: impl Fn() 
     while !cond() {
         assert!(std::time::Instant::now() < deadline, "not reached in {limit:?}: {what}");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Runs an admin command of the real binary on the data dir `data` and returns what it printed.
+pub fn admin(data: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_webpilot"))
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .output()
+        .expect("run webpilot");
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// The real binary, run as a child process.
+pub struct Server {
+    child: std::process::Child,
+    pub base: String,
+}
+
+impl Server {
+    pub async fn start(data: &std::path::Path) -> Server {
+        Self::start_with(data, &[]).await
+    }
+
+    /// Starts `webpilot serve` on `data` with `extra` flags.
+    pub async fn start_with(data: &std::path::Path, extra: &[&str]) -> Server {
+        let port = free_port();
+        let child = Command::new(env!("CARGO_BIN_EXE_webpilot"))
+            .arg("--data-dir")
+            .arg(data)
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--task-wait-ms", "200"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn webpilot serve");
+        let base = format!("http://127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while reqwest::get(format!("{base}/start/health")).await.is_err() {
+            assert!(Instant::now() < deadline, "server did not come up");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Server { child, base }
+    }
+
+    /// SIGKILL to the server and the Chromium processes it started: no graceful anything.
+    pub fn crash(mut self) {
+        let children = child_pids(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for pid in children {
+            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+        }
     }
 }

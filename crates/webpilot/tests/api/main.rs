@@ -10,6 +10,7 @@ mod agent_answers;
 mod auth;
 mod browser;
 mod chat;
+mod cluster;
 mod concurrency;
 mod console;
 mod edge_cases;

@@ -1,10 +1,8 @@
 //! Nothing is lost: a restart keeps users, keys, balances and finished tasks, and a task cut off by a
 //! crash is failed with TASK_INTERRUPTED when the service comes back. Also the admin commands.
 
-use crate::helpers::{child_pids, TestApp};
+use crate::helpers::{admin, Server, TestApp};
 use serde_json::json;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 #[tokio::test]
 async fn a_restart_keeps_users_keys_balances_and_finished_tasks() {
@@ -45,58 +43,6 @@ async fn a_graceful_stop_fails_running_tasks_as_interrupted() {
     assert_eq!(polled.body["code"], "TASK_INTERRUPTED");
     assert!(polled.body["error"].as_str().unwrap().contains("shut down"));
     app.stop().await;
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn admin(data: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_webpilot"))
-        .arg("--data-dir")
-        .arg(data)
-        .args(args)
-        .output()
-        .expect("run webpilot");
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// The real binary, run as a child process.
-struct Server {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Server {
-    async fn start(data: &std::path::Path) -> Server {
-        let port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_webpilot"))
-            .arg("--data-dir")
-            .arg(data)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--task-wait-ms", "200"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn webpilot serve");
-        let base = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while reqwest::get(format!("{base}/start/health")).await.is_err() {
-            assert!(Instant::now() < deadline, "server did not come up");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        Server { child, base }
-    }
-
-    /// SIGKILL to the server and the Chromium processes it started: no graceful anything.
-    fn crash(mut self) {
-        let children = child_pids(self.child.id());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        for pid in children {
-            let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
-        }
-    }
 }
 
 #[tokio::test]

@@ -145,8 +145,8 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Result<User, McpError> {
 
 impl McpServer {
     /// Counts one request against the caller's rate limit (work-starting tools only).
-    fn rate(&self, user: &User) -> Result<(), ApiError> {
-        let d = self.state.rate.hit(&user.id);
+    async fn rate(&self, user: &User) -> Result<(), ApiError> {
+        let d = self.state.rate.hit(&user.id).await;
         if d.allowed {
             Ok(())
         } else {
@@ -160,7 +160,7 @@ impl McpServer {
         let prices = &state.manager.config().prices;
         match name {
             "run_task" => {
-                self.rate(user)?;
+                self.rate(user).await?;
                 let params = SessionParams::parse(args, SessionOrigin::RunTask)?;
                 let started = state.manager.start_session(user, params).await?;
                 let task = started.task.ok_or_else(|| ApiError::code(ErrorCode::InternalError))?;
@@ -168,7 +168,7 @@ impl McpServer {
                 Ok(views::task_after_wait(&state.config, prices, &task, &view))
             }
             "start_session" => {
-                self.rate(user)?;
+                self.rate(user).await?;
                 let params = SessionParams::parse(args, SessionOrigin::StartSession)?;
                 let prompt = params.task_details.clone().unwrap_or_default();
                 let started = state.manager.start_session(user, params).await?;
@@ -176,7 +176,7 @@ impl McpServer {
                 Ok(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url))
             }
             "send_message" => {
-                self.rate(user)?;
+                self.rate(user).await?;
                 let msg = SendMessage::parse(args)?;
                 match state.manager.send(user, &msg.session_id, &msg.message).await? {
                     SendOutcome::Task(task) => {

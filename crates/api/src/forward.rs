@@ -1,0 +1,131 @@
+//! Requests for a session that another node holds are forwarded to that node, so a client behind a load
+//! balancer can reach any node: the poll (`/task/{session}/…`), the live view (`/stream/{session}/…`) and
+//! `send-message` (the session id is in its JSON body). The owner answers as if it had been asked
+//! directly: it checks the caller's key or token and counts the rate limit itself. A forwarded request
+//! carries `x-webpilot-forwarded-by`, and is never forwarded again.
+
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderName};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::TryStreamExt;
+use serde_json::Value;
+use std::sync::OnceLock;
+use std::time::Duration;
+use webpilot_core::{ApiError, ErrorCode};
+
+/// Set on a request one node forwards to another (its value: the forwarding node's id).
+pub const FORWARDED_BY: &str = "x-webpilot-forwarded-by";
+
+/// The largest body read to find a session id (axum's default body limit, which the handlers apply).
+const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Headers that belong to one hop and are not passed on.
+const HOP_BY_HOP: [HeaderName; 6] =
+    [header::CONNECTION, header::HOST, header::TRANSFER_ENCODING, header::TE, header::TRAILER, header::UPGRADE];
+
+fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    // No overall timeout: an inline task wait lasts up to 50 s, a live view as long as it is watched.
+    CLIENT.get_or_init(|| {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(3))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap_or_default()
+    })
+}
+
+/// The session a path names: `/task/{session}/…` and `/stream/{session}/…`.
+fn session_in_path(path: &str) -> Option<&str> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    match (parts.next(), parts.next()) {
+        (Some("task" | "stream"), Some(id)) if !id.is_empty() => Some(id),
+        _ => None,
+    }
+}
+
+/// Middleware: forwards the request when its session is held by another alive node.
+pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if req.headers().contains_key(FORWARDED_BY) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let (session, body) = match session_in_path(parts.uri.path()) {
+        Some(id) => (Some(id.to_owned()), body),
+        None if parts.uri.path() == "/start/send-message" => {
+            let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
+                Ok(bytes) => bytes,
+                Err(_) => return ErrorResponse(ApiError::code(ErrorCode::PayloadTooLarge)).into_response(),
+            };
+            let id = serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("sessionId").and_then(Value::as_str).map(str::to_owned));
+            (id, Body::from(bytes))
+        }
+        None => (None, body),
+    };
+    if let Some(id) = session.filter(|id| !state.manager.is_live(id)) {
+        match state.store.session_place(&id, state.cluster.node_id()).await {
+            Ok(Some(place)) => return forward(&state, &place.address, parts, body).await,
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "looking up a session's node failed"),
+        }
+    }
+    next.run(Request::from_parts(parts, body)).await
+}
+
+async fn forward(state: &AppState, owner: &str, parts: axum::http::request::Parts, body: Body) -> Response {
+    let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let mut headers = passed_on(&parts.headers);
+    if let Ok(me) = state.cluster.node_id().parse() {
+        headers.insert(HeaderName::from_static(FORWARDED_BY), me);
+    }
+    let sent = client()
+        .request(parts.method, format!("{owner}{path}"))
+        .headers(headers)
+        .body(reqwest::Body::wrap_stream(body.into_data_stream()))
+        .send()
+        .await;
+    let answer = match sent {
+        Ok(answer) => answer,
+        Err(e) => {
+            tracing::warn!(owner, error = %e, "forwarding to the session's node failed");
+            let msg = "the node holding this session cannot be reached; try again";
+            return ErrorResponse(ApiError::new(ErrorCode::InstanceUnavailable, msg)).into_response();
+        }
+    };
+    let mut response = Response::builder().status(answer.status());
+    if let Some(h) = response.headers_mut() {
+        *h = passed_on(answer.headers());
+    }
+    let stream = answer.bytes_stream().map_err(std::io::Error::other);
+    response
+        .body(Body::from_stream(stream))
+        .unwrap_or_else(|_| ErrorResponse(ApiError::code(ErrorCode::InternalError)).into_response())
+}
+
+fn passed_on(headers: &HeaderMap) -> HeaderMap {
+    let mut out = headers.clone();
+    for name in &HOP_BY_HOP {
+        out.remove(name);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session_in_path;
+
+    #[test]
+    fn sessions_are_found_in_poll_and_stream_paths_only() {
+        assert_eq!(session_in_path("/task/ses_1/task_2"), Some("ses_1"));
+        assert_eq!(session_in_path("/stream/ses_1/whep/r"), Some("ses_1"));
+        assert_eq!(session_in_path("/stream/"), None);
+        assert_eq!(session_in_path("/start/send-message"), None);
+        assert_eq!(session_in_path("/start/health"), None);
+    }
+}

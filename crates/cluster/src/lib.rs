@@ -1,0 +1,25 @@
+//! webpilot-cluster: what several webpilot nodes share. Through the database: which nodes are alive and
+//! which node holds each session (`membership`). Through Redis, at request speed: the per-user sliding
+//! rate window (one Lua script, atomic on the server) and whether Redis is reachable now. Without a
+//! Redis URL a node counts alone, exactly as before.
+
+mod link;
+mod membership;
+mod window;
+
+pub use link::{RedisLink, RedisState};
+pub use membership::{Membership, MembershipConfig, OnReaped};
+pub use window::{SharedWindow, WindowCount};
+
+/// Errors talking to Redis. Messages never contain the URL (it may hold a password).
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error("invalid Redis URL")]
+    BadUrl,
+    #[error("{0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("no answer within {0:?}")]
+    Timeout(std::time::Duration),
+    #[error("unexpected answer: {0}")]
+    Protocol(String),
+}

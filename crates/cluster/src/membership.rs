@@ -1,0 +1,122 @@
+//! This node's membership of the cluster, kept in the database: registered at start, a heartbeat with
+//! its free capacity every tick, a look for silent nodes on the same tick (the first node to claim a
+//! silent one ends its sessions and fails their tasks: `Store::reap_node`), and a clean leave at stop.
+//! On one node with SQLite the same loop runs over a single row.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use webpilot_store::{NodeRecord, Reaped, Store, StoreError};
+
+/// How often to heartbeat and how long a silent node lives.
+#[derive(Debug, Clone, Copy)]
+pub struct MembershipConfig {
+    pub heartbeat: Duration,
+    pub timeout: Duration,
+}
+
+/// Called with what was ended when this node declared another lost.
+pub type OnReaped = Arc<dyn Fn(&str, &Reaped) + Send + Sync>;
+
+/// This node's place in the cluster; cheap to clone.
+#[derive(Clone)]
+pub struct Membership {
+    store: Store,
+    node: Arc<NodeRecord>,
+    config: MembershipConfig,
+    /// Free capacity of the other live nodes, as of the last tick.
+    free_elsewhere: Arc<AtomicI64>,
+}
+
+impl Membership {
+    /// Registers `node` and starts its heartbeat, which runs until `stop`. `free` says this node's free
+    /// capacity now.
+    pub async fn join(
+        store: Store,
+        node: NodeRecord,
+        config: MembershipConfig,
+        free: impl Fn() -> i64 + Send + Sync + 'static,
+        on_reaped: OnReaped,
+        stop: CancellationToken,
+    ) -> Result<Membership, StoreError> {
+        store.register_node(&node).await?;
+        let membership =
+            Membership { store, node: Arc::new(node), config, free_elsewhere: Arc::new(AtomicI64::new(0)) };
+        let beating = membership.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(beating.config.heartbeat);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => break,
+                    _ = tick.tick() => beating.beat(free(), &on_reaped).await,
+                }
+            }
+        });
+        Ok(membership)
+    }
+
+    pub fn node_id(&self) -> &str {
+        &self.node.id
+    }
+
+    pub fn address(&self) -> &str {
+        &self.node.address
+    }
+
+    /// Free capacity of the other live nodes (as of the last heartbeat).
+    pub fn free_elsewhere(&self) -> i64 {
+        self.free_elsewhere.load(Ordering::Relaxed)
+    }
+
+    fn timeout_ms(&self) -> i64 {
+        self.config.timeout.as_millis() as i64
+    }
+
+    async fn beat(&self, free: i64, on_reaped: &OnReaped) {
+        match self.store.heartbeat(&self.node.id, free).await {
+            Ok(true) => {}
+            Ok(false) => {
+                // Another node declared this one lost (a pause or a partition longer than the timeout):
+                // its sessions' rows were ended then. Join again for the sessions to come.
+                tracing::error!(node = %self.node.id, "this node had been declared lost; registering again");
+                if let Err(e) = self.store.register_node(&self.node).await {
+                    tracing::warn!(error = %e, "registering the node again failed");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "node heartbeat failed"),
+        }
+        match self.store.free_elsewhere(&self.node.id, self.timeout_ms()).await {
+            Ok(n) => self.free_elsewhere.store(n, Ordering::Relaxed),
+            Err(e) => tracing::warn!(error = %e, "reading the cluster's free capacity failed"),
+        }
+        let silent = match self.store.silent_nodes(self.timeout_ms()).await {
+            Ok(silent) => silent,
+            Err(e) => return tracing::warn!(error = %e, "looking for silent nodes failed"),
+        };
+        for node in silent.iter().filter(|n| **n != self.node.id) {
+            match self.store.reap_node(node, self.timeout_ms()).await {
+                Ok(Some(reaped)) => {
+                    metrics::counter!("webpilot_nodes_lost_total").increment(1);
+                    tracing::warn!(
+                        node = %node,
+                        sessions = reaped.sessions.len(),
+                        tasks = reaped.tasks_failed,
+                        "a silent node was declared lost: its sessions ended as instance_lost"
+                    );
+                    on_reaped(node, &reaped);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(node = %node, error = %e, "declaring a silent node lost failed"),
+            }
+        }
+    }
+
+    /// A clean stop: the row says so at once, so no other node waits out the timeout.
+    pub async fn leave(&self) {
+        if let Err(e) = self.store.stop_node(&self.node.id).await {
+            tracing::warn!(error = %e, "marking the node stopped failed");
+        }
+    }
+}

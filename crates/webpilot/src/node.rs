@@ -1,0 +1,63 @@
+//! This process as a node of the cluster: its id (kept in the data directory, so a restart recovers its
+//! own sessions at once), the address other nodes forward to, and its heartbeat in the database.
+
+use crate::config::ServeConfig;
+use crate::StartError;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+use webpilot_browser::BrowserPool;
+use webpilot_cluster::{Membership, MembershipConfig};
+use webpilot_store::{NodeRecord, Store};
+
+/// `--node-id`, or the id in `<data dir>/node.id`, made at first start.
+pub(crate) fn node_id(serve: &ServeConfig, data_dir: &Path) -> Result<String, StartError> {
+    if let Some(id) = serve.node_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
+        return Ok(id.to_owned());
+    }
+    let path = data_dir.join("node.id");
+    let fail = |source| StartError::NodeId { path: path.clone(), source };
+    match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_owned()),
+        Ok(_) => Err(fail(std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is empty"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(data_dir).map_err(fail)?;
+            let id = format!("node_{}", uuid::Uuid::new_v4().simple());
+            std::fs::write(&path, &id).map_err(fail)?;
+            Ok(id)
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// Registers this node (listening on `addr`) and starts its heartbeat until `stop`.
+pub(crate) async fn join(
+    serve: &ServeConfig,
+    store: &Store,
+    id: String,
+    addr: SocketAddr,
+    pool: BrowserPool,
+    stop: CancellationToken,
+) -> Result<Membership, StartError> {
+    let address = serve
+        .node_address
+        .as_deref()
+        .map(|a| a.trim().trim_end_matches('/').to_owned())
+        .filter(|a| !a.is_empty())
+        .unwrap_or_else(|| format!("http://{addr}"));
+    if serve.node_address.is_none() && addr.ip().is_unspecified() {
+        tracing::warn!(%address, "listening on every address without --node-address: other nodes cannot forward here");
+    }
+    let free = move || {
+        let stats = pool.stats();
+        stats.capacity.saturating_sub(stats.in_use) as i64
+    };
+    let node = NodeRecord { id, address, capacity: serve.max_sessions as i64, free: free() };
+    let config = MembershipConfig {
+        heartbeat: Duration::from_millis(serve.node_heartbeat_ms),
+        timeout: Duration::from_millis(serve.node_timeout_ms),
+    };
+    let on_reaped = std::sync::Arc::new(|_node: &str, _reaped: &webpilot_store::Reaped| {});
+    Ok(Membership::join(store.clone(), node, config, free, on_reaped, stop).await?)
+}
