@@ -1,5 +1,6 @@
 //! The socket capability: the token a Socket.IO client needs to act on a session. It is an HMAC of the
-//! session id under a key made at start-up, so nothing is stored per session and a token cannot be
+//! session id under a key the nodes share (made by the first node, kept in the database: a socket may
+//! connect to any node), so nothing is stored per session and a token cannot be
 //! forged from a session id. It is handed out only inside `socketURL` (to the session's owner), never in
 //! `pollUrl`, poll bodies or any public endpoint.
 
@@ -23,6 +24,11 @@ pub struct SocketKey([u8; 32]);
 impl SocketKey {
     pub fn random() -> Self {
         SocketKey(rand::random())
+    }
+
+    /// The key the nodes share.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        SocketKey(bytes)
     }
 
     fn mac(&self, session_id: &str) -> Hmac<Sha256> {

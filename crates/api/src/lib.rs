@@ -14,6 +14,7 @@ mod state;
 mod stream_token;
 mod views;
 
+pub use capability::SocketKey;
 pub use ratelimit::RateLimiter;
 pub use socket::SocketRegistry;
 pub use state::{ApiConfig, AppState};

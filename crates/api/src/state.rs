@@ -40,6 +40,10 @@ pub struct AppState {
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// The link to Redis when nodes share one (`--redis-url`).
     pub redis: Option<webpilot_cluster::RedisLink>,
+    /// Session events across nodes (with Redis).
+    pub events: Option<webpilot_cluster::EventFanout>,
+    /// What nodes present to each other on internal calls.
+    pub node_key: webpilot_cluster::NodeKey,
     /// This node's place in the cluster (where sessions live, the others' free capacity).
     pub cluster: webpilot_cluster::Membership,
 }

@@ -21,6 +21,7 @@ pub enum RedisState {
 /// A cheap-to-clone handle on the node's Redis connection.
 #[derive(Clone)]
 pub struct RedisLink {
+    client: redis::Client,
     conn: ConnectionManager,
     up: Arc<AtomicBool>,
 }
@@ -41,10 +42,11 @@ impl RedisLink {
             .set_response_timeout(Some(COMMAND_TIMEOUT))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_secs(1));
-        let conn = tokio::time::timeout(Duration::from_secs(5), ConnectionManager::new_with_config(client, config))
-            .await
-            .map_err(|_| ClusterError::Timeout(Duration::from_secs(5)))??;
-        Ok(RedisLink { conn, up: Arc::new(AtomicBool::new(true)) })
+        let conn =
+            tokio::time::timeout(Duration::from_secs(5), ConnectionManager::new_with_config(client.clone(), config))
+                .await
+                .map_err(|_| ClusterError::Timeout(Duration::from_secs(5)))??;
+        Ok(RedisLink { client, conn, up: Arc::new(AtomicBool::new(true)) })
     }
 
     pub fn state(&self) -> RedisState {
@@ -53,6 +55,11 @@ impl RedisLink {
         } else {
             RedisState::Unavailable
         }
+    }
+
+    /// The client, for connections of their own (subscriptions).
+    pub(crate) fn client(&self) -> &redis::Client {
+        &self.client
     }
 
     /// A connection for one command or script.

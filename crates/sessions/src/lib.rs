@@ -11,4 +11,4 @@ mod replays;
 mod runner;
 
 pub use live::{LiveTask, TaskView};
-pub use manager::{SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask};
+pub use manager::{EventHook, SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask};

@@ -85,7 +85,12 @@ pub(crate) struct Shared {
     sessions: Mutex<HashMap<SessionId, SessionHandle>>,
     tasks: Mutex<HashMap<TaskId, Arc<LiveTask>>>,
     tracker: TaskTracker,
+    /// Given every new session's events, from its first (other nodes' sockets get them through it).
+    event_hook: std::sync::OnceLock<EventHook>,
 }
+
+/// Receives the event stream of each session this node starts.
+pub type EventHook = Arc<dyn Fn(&SessionId, broadcast::Receiver<SessionEvent>) + Send + Sync>;
 
 impl Shared {
     /// Runs `work` as a task the manager owns (waited for at shutdown).
@@ -160,8 +165,14 @@ impl SessionManager {
                 sessions: Mutex::new(HashMap::new()),
                 tasks: Mutex::new(HashMap::new()),
                 tracker: TaskTracker::new(),
+                event_hook: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Sets the hook given every new session's events (once; later calls are ignored).
+    pub fn set_event_hook(&self, hook: EventHook) {
+        let _ = self.shared.event_hook.set(hook);
     }
 
     pub fn config(&self) -> &SessionConfig {
@@ -263,6 +274,9 @@ impl SessionManager {
         let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages };
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());
+        }
+        if let Some(hook) = self.shared.event_hook.get() {
+            hook(&session_id, handle.bus.subscribe());
         }
         self.shared.tracker.spawn(actor.run());
         tracing::info!(session = %session_id, user = %user.id, "session started");

@@ -31,6 +31,22 @@ pub struct Reaped {
 }
 
 impl Store {
+    /// The shared secret `name`: `candidate` if this is the first node to ask, else what the first stored.
+    pub async fn shared_secret(&self, name: &str, candidate: &str) -> Result<String> {
+        sqlx::query(
+            "INSERT INTO shared_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+        )
+        .bind(name)
+        .bind(candidate)
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(sqlx::query_scalar("SELECT value FROM shared_secrets WHERE name = $1")
+            .bind(name)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
     /// Registers (or re-registers, after a restart) a node as alive now.
     pub async fn register_node(&self, node: &NodeRecord) -> Result<()> {
         let now = now_ms();
@@ -191,6 +207,10 @@ mod tests {
         assert_eq!(s.session_place(on_a.as_str(), "b").await.unwrap(), None);
         assert!(!s.heartbeat("a", 4).await.unwrap(), "a reaped node learns it from its heartbeat");
         assert_eq!(s.get_user(&u.id).await.unwrap().unwrap().balance_micros, 1_000_000);
+
+        // The first value of a shared secret wins.
+        assert_eq!(s.shared_secret("k", "first").await.unwrap(), "first");
+        assert_eq!(s.shared_secret("k", "second").await.unwrap(), "first");
 
         // A restart re-registers it.
         s.register_node(&node("a")).await.unwrap();

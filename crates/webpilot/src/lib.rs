@@ -158,9 +158,15 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         ),
         None => RateLimiter::new(serve.rate_limit, rate_window),
     });
-    let sockets = Arc::new(SocketRegistry::default());
+    let keys = node::SharedKeys::load(&store).await?;
+    let sockets = Arc::new(SocketRegistry::new(keys.socket));
     let stop = CancellationToken::new();
-    let cluster = node::join(serve, &store, node_id, addr, manager.pool().clone(), stop.clone()).await?;
+    let events = redis.as_ref().map(|link| webpilot_cluster::EventFanout::new(link.clone(), &serve.redis_prefix));
+    if let Some(fanout) = events.clone() {
+        manager.set_event_hook(Arc::new(move |session, rx| fanout.publish_all(session.to_string(), rx)));
+    }
+    let cluster =
+        node::join(serve, &store, node_id, addr, manager.pool().clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
     let stream_key = StreamKey::load_or_create(&secret)
@@ -188,6 +194,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }),
         metrics: webpilot_api::metrics::install(),
         redis,
+        events,
+        node_key: keys.node,
         cluster: cluster.clone(),
     };
     let metrics_addr = match serve.metrics_listen {

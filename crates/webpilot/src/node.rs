@@ -7,9 +7,32 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use webpilot_api::SocketKey;
 use webpilot_browser::BrowserPool;
-use webpilot_cluster::{Membership, MembershipConfig};
-use webpilot_store::{NodeRecord, Store};
+use webpilot_cluster::{EventFanout, Membership, MembershipConfig, NodeKey};
+use webpilot_core::events::{EndReason, SessionEvent};
+use webpilot_store::{NodeRecord, Reaped, Store};
+
+/// The keys every node holds alike, made by the first node to start and kept in the database.
+pub(crate) struct SharedKeys {
+    /// Signs the socket capability (a socket may connect to any node).
+    pub socket: SocketKey,
+    /// What nodes present to each other on internal calls.
+    pub node: NodeKey,
+}
+
+impl SharedKeys {
+    pub async fn load(store: &Store) -> Result<SharedKeys, StartError> {
+        let fresh = || hex::encode(rand::random::<[u8; 32]>());
+        let socket = store.shared_secret("socket", &fresh()).await?;
+        let bytes: [u8; 32] = hex::decode(&socket)
+            .ok()
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| webpilot_store::StoreError::Corrupt("the shared socket key".into()))?;
+        let node = store.shared_secret("node", &fresh()).await?;
+        Ok(SharedKeys { socket: SocketKey::from_bytes(bytes), node: NodeKey::new(&node) })
+    }
+}
 
 /// `--node-id`, or the id in `<data dir>/node.id`, made at first start.
 pub(crate) fn node_id(serve: &ServeConfig, data_dir: &Path) -> Result<String, StartError> {
@@ -38,6 +61,7 @@ pub(crate) async fn join(
     id: String,
     addr: SocketAddr,
     pool: BrowserPool,
+    events: Option<EventFanout>,
     stop: CancellationToken,
 ) -> Result<Membership, StartError> {
     let address = serve
@@ -58,6 +82,18 @@ pub(crate) async fn join(
         heartbeat: Duration::from_millis(serve.node_heartbeat_ms),
         timeout: Duration::from_millis(serve.node_timeout_ms),
     };
-    let on_reaped = std::sync::Arc::new(|_node: &str, _reaped: &webpilot_store::Reaped| {});
+    // Sockets of the lost node's sessions connected to other nodes hear that they ended.
+    let on_reaped = std::sync::Arc::new(move |_node: &str, reaped: &Reaped| {
+        let Some(events) = events.clone() else { return };
+        let sessions = reaped.sessions.clone();
+        tokio::spawn(async move {
+            let end = SessionEvent::EndSession { reason: EndReason::InstanceLost };
+            for session in sessions {
+                if let Err(e) = events.publish(session.as_str(), &end).await {
+                    tracing::warn!(error = %e, "announcing a lost session's end failed");
+                }
+            }
+        });
+    });
     Ok(Membership::join(store.clone(), node, config, free, on_reaped, stop).await?)
 }

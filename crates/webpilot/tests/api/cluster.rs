@@ -2,6 +2,7 @@
 //! they share, a Redis outage, and balances charged by tasks on two nodes at once.
 
 use crate::helpers::{Server, Settings, TestApp};
+use crate::sio::SocketClient;
 use futures::future::join_all;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -251,19 +252,20 @@ async fn a_killed_node_has_its_sessions_ended_as_instance_lost_by_another() {
     .await;
     let client = reqwest::Client::new();
     let r: Value = client
-        .post(format!("{}/start/run-task", a.base))
+        .post(format!("{}/start/start-session", a.base))
         .bearer_auth(&key)
         .json(&json!({ "taskDetails": "wait 60 seconds" }))
         .send()
         .await
-        .expect("run-task on a")
+        .expect("start-session on a")
         .json()
         .await
         .expect("JSON");
-    assert_eq!(r["status"], "pending", "{r}");
     let (sid, tid) = (r["sessionId"].as_str().expect("sid").to_owned(), r["taskId"].as_str().expect("tid").to_owned());
-    // Through b while a lives: forwarded to a.
+    // Through b while a lives: forwarded to a; a socket on b follows the session.
     assert_eq!(b.poll(&sid, &tid).await.body["status"], "active");
+    let socket_url = r["socketURL"].as_str().expect("socketURL").replace(&a.base, &b.base);
+    let (mut socket, _) = SocketClient::connect(&socket_url, &sid).await;
 
     let killed = std::time::Instant::now();
     a.crash();
@@ -272,6 +274,10 @@ async fn a_killed_node_has_its_sessions_ended_as_instance_lost_by_another() {
     assert!(killed.elapsed() < Duration::from_secs(30));
     let session = b.app().store.get_session(&webpilot_core::SessionId::from_string(sid.clone())).await.expect("store");
     assert_eq!(session.expect("row").end_reason.as_deref(), Some("instance_lost"));
+    let end = socket.expect_event("end_session", Duration::from_secs(10)).await;
+    assert_eq!(end["data"]["reason"], "instance_lost", "{end}");
+    socket.expect_event("disconnect", Duration::from_secs(10)).await;
+    assert!(socket.exited(Duration::from_secs(10)).await, "the socket on b is closed after end_session");
     b.send(&key, &sid, json!({ "actionType": "state", "newState": "stop" }))
         .await
         .assert_error(404, "SESSION_NOT_FOUND");
@@ -281,4 +287,82 @@ async fn a_killed_node_has_its_sessions_ended_as_instance_lost_by_another() {
     let (own, _) = b.session_on(&key, "/").await;
     assert!(b.app().manager.is_live(&own));
     b.stop().await;
+}
+
+#[tokio::test]
+async fn a_socket_on_one_node_follows_and_drives_a_session_on_another() {
+    const WAIT: Duration = Duration::from_secs(20);
+    let cluster = Cluster::new().await;
+    let a = cluster.node_with(None, |s| s.arg("task-wait-ms", 100)).await;
+    let b = cluster.node_with(None, |s| s.arg("task-wait-ms", 100)).await;
+    let key = a.key().await;
+    let (sid, socket_url) = a.open_session(&key, json!({})).await;
+    let on_b = socket_url.replace(&a.base, &b.base);
+    assert_ne!(on_b, socket_url);
+    let (mut client, _) = SocketClient::connect(&on_b, &sid).await;
+    // Listed by b once its relay is subscribed (just after `connect`).
+    let mut listed = Value::Null;
+    for _ in 0..50 {
+        listed = b.get("/start/active-sockets").await.body;
+        if listed["count"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(listed["count"], 1, "{listed}");
+
+    // A task started on a reports its events to the socket on b.
+    let r = a.new_task(&key, &sid, &format!("open {}; report the title", a.site.url("/"))).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let action = client.expect_message("action", WAIT).await;
+    assert_eq!(action["data"]["name"], "navigate", "{action}");
+    let done = client.expect_message("task_completed", WAIT).await;
+    assert_eq!(done["data"]["message"], "Fixture Home", "{done}");
+
+    // A message on b's socket acts on a, and its answer is the ack.
+    let ack =
+        client.emit(json!({ "actionType": "newTask", "newState": "start", "taskDetails": "report the url" })).await;
+    assert_eq!((ack["success"].as_bool(), ack["pending"].as_bool()), (Some(true), Some(true)), "{ack}");
+    let tid = ack["taskId"].as_str().expect("taskId").to_owned();
+    assert_eq!(a.poll_final(&sid, &tid, WAIT).await["type"], "task_completed");
+    let refused = client.emit(json!({ "actionType": "state", "newState": "bogus" })).await;
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(refused["code"].is_string(), "{refused}");
+
+    // A wrong token is refused on b as on a.
+    let forged = on_b.split("?token=").next().expect("base").to_owned() + "?token=00112233445566778899aabbccddeeff";
+    let mut intruder = SocketClient::start(&forged, &sid);
+    let refused = intruder.expect_event("connect_error", WAIT).await;
+    assert!(refused["data"]["message"].as_str().unwrap_or_default().contains("token"), "{refused}");
+    assert!(intruder.exited(WAIT).await);
+
+    // Terminating through b's socket ends the session on a, and b's socket hears it.
+    let ack = client.emit(json!({ "actionType": "state", "newState": "terminate" })).await;
+    assert_eq!(ack["success"], true, "{ack}");
+    client.rewind();
+    let end = client.expect_event("end_session", WAIT).await;
+    assert_eq!(end["data"]["reason"], "terminated", "{end}");
+    client.expect_event("disconnect", WAIT).await;
+    assert!(client.exited(WAIT).await);
+    assert!(!a.app().manager.is_live(&sid));
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn the_internal_message_endpoint_wants_the_node_key() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, _) = app.open_session(&key, json!({})).await;
+    let body = json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "terminate" } });
+    for presented in [None, Some("not-the-key")] {
+        let mut req = app.client.post(format!("{}/internal/socket-message", app.base)).json(&body);
+        if let Some(k) = presented {
+            req = req.header("x-webpilot-node-key", k);
+        }
+        let r = req.send().await.expect("request");
+        assert_eq!(r.status(), 404);
+    }
+    assert!(app.app().manager.is_live(&sid), "nothing was done without the key");
+    app.stop().await;
 }

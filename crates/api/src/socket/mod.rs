@@ -3,7 +3,13 @@
 //! with `{sessionId}` as its auth data and receives the session's events (`message` for task events,
 //! `end_session`, `instance:disconnected`, `instance:reconnected`); it may emit `message` with a
 //! send-message `message` object and gets the REST answer as its ack. Socket traffic is not
-//! rate-limited (spec: Limits), except that a `newTask` counts toward the owner's limit.
+//! rate-limited (spec: Limits), except that a `newTask` counts toward the owner's limit. A socket may
+//! connect to any node: for a session another node holds, `remote` relays its events (Redis) and its
+//! messages (an internal call to that node).
+
+mod remote;
+
+pub(crate) use remote::internal_message;
 
 use crate::capability::SocketKey;
 use crate::error::error_json;
@@ -44,6 +50,11 @@ struct Entry {
 }
 
 impl SocketRegistry {
+    /// A registry whose socket tokens are signed with `key` (shared by the nodes).
+    pub fn new(key: SocketKey) -> Self {
+        SocketRegistry { sockets: Mutex::default(), io: Mutex::default(), key }
+    }
+
     /// Public ids of the connected sockets, sorted. They are not the Socket.IO or Engine.IO ids.
     pub fn ids(&self) -> Vec<String> {
         let mut ids: Vec<String> =
@@ -118,29 +129,42 @@ fn token_of(s: &SocketRef, auth: &Result<Value, impl fmt::Debug>) -> Option<Stri
 
 async fn authorize(s: SocketRef, State(state): State<AppState>, TryData(auth): TryData<Value>) -> Result<(), Refusal> {
     let id = session_of(&auth).ok_or(Refusal("sessionId is required in the auth data"))?;
-    if !state.manager.is_live(&id) {
-        return Err(Refusal("session not found: it is unknown, terminated or expired"));
+    const UNKNOWN: Refusal = Refusal("session not found: it is unknown, terminated or expired");
+    let local = state.manager.is_live(&id);
+    if !local && remote::owner(&state, &id).await.is_none() {
+        return Err(UNKNOWN);
     }
     let token = token_of(&s, &auth).unwrap_or_default();
     if !state.sockets.key.verify(&id, &token) {
         return Err(Refusal("connect to the socketURL start-session returned: its token is missing or wrong"));
     }
+    if !local {
+        s.extensions.insert(remote::subscribe(&state, &id).await.ok_or(UNKNOWN)?);
+    }
     Ok(())
 }
 
 async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): TryData<Value>) {
-    // The session can end between `authorize` and here.
-    let Some((session_id, events)) = session_of(&auth).and_then(|id| Some((id.clone(), state.manager.subscribe(&id)?)))
-    else {
+    let Some(session_id) = session_of(&auth) else {
         let _ = s.disconnect();
         return;
     };
-    let socket_id = s.id.to_string();
     // Messages being answered, so the socket is not closed before their acks are out.
     let in_flight = Arc::new(watch::Sender::new(0usize));
-    let forwarder = tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone()));
-    state.sockets.add(socket_id.clone(), session_id.clone(), forwarder.abort_handle());
-    tracing::info!(session = %session_id, "socket connected");
+    // Held by another node: `authorize` subscribed to its events.
+    let subscribed = s.extensions.remove::<remote::Subscribed>().and_then(|sub| sub.take());
+    let remote_here = subscribed.is_some();
+    let forwarder = match (subscribed, state.manager.subscribe(&session_id)) {
+        (Some(events), _) => remote::relay(&state, &s, events, in_flight.clone()),
+        (None, Some(events)) => tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone())),
+        // The session ended since `authorize`.
+        (None, None) => {
+            let _ = s.disconnect();
+            return;
+        }
+    };
+    state.sockets.add(s.id.to_string(), session_id.clone(), forwarder.abort_handle());
+    tracing::info!(session = %session_id, remote = remote_here, "socket connected");
     let for_messages = state.clone();
     s.on("message", move |TryData(msg): TryData<Value>, ack: AckSender| {
         let state = for_messages.clone();
@@ -148,7 +172,11 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
         let in_flight = in_flight.clone();
         async move {
             in_flight.send_modify(|n| *n += 1);
-            let body = match on_message(&state, &session_id, msg.ok()).await {
+            let answer = match remote_here {
+                true => remote::message(&state, &session_id, msg.ok()).await,
+                false => on_message(&state, &session_id, msg.ok()).await,
+            };
+            let body = match answer {
                 Ok(body) => body,
                 Err(e) => error_json(&e),
             };
@@ -188,7 +216,12 @@ async fn forward(
             Err(RecvError::Closed) => break,
         }
     }
-    // A `terminate` sent on this socket is answered just after `end_session`: let its ack out first.
+    close(s, &registry, &in_flight).await;
+}
+
+/// Disconnects a socket whose session ended, once the acks of the messages it is answering are out (a
+/// `terminate` sent on this socket is answered just after `end_session`).
+async fn close(s: SocketRef, registry: &SocketRegistry, in_flight: &watch::Sender<usize>) {
     let _ = tokio::time::timeout(ACK_GRACE, in_flight.subscribe().wait_for(|n| *n == 0)).await;
     let id = s.id.to_string();
     let _ = s.disconnect();

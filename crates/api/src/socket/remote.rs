@@ -1,0 +1,134 @@
+//! Sockets of sessions another node holds. Events: the owner publishes them on Redis
+//! (`webpilot_cluster::EventFanout`) and this node emits them. Messages: sent to the owner's internal
+//! `POST /internal/socket-message` with the node key, which answers them as a local socket message
+//! would; its answer is the ack.
+
+use super::{close, on_message};
+use crate::error::{error_json, ErrorResponse};
+use crate::state::AppState;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::{Stream, StreamExt};
+use serde_json::{json, Value};
+use socketioxide::extract::SocketRef;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use webpilot_cluster::{WireEvent, NODE_KEY_HEADER};
+use webpilot_core::{ApiError, ErrorCode};
+
+/// The address of the alive node holding `session`, when another node holds it and events can cross
+/// (Redis is configured).
+pub(super) async fn owner(state: &AppState, session: &str) -> Option<String> {
+    state.events.as_ref()?;
+    match state.store.session_place(session, state.cluster.node_id()).await {
+        Ok(place) => place.map(|p| p.address),
+        Err(e) => {
+            tracing::warn!(error = %e, "looking up a session's node failed");
+            None
+        }
+    }
+}
+
+/// The events of a session another node holds, as they arrive.
+pub(super) type EventStream = Pin<Box<dyn Stream<Item = WireEvent> + Send>>;
+
+/// A subscription made while the connection is authorised (before the client hears `connect`, so no
+/// event after it is missed), handed to the connect handler through the socket's extensions.
+#[derive(Clone)]
+pub(super) struct Subscribed(Arc<Mutex<Option<EventStream>>>);
+
+impl Subscribed {
+    pub(super) fn take(&self) -> Option<EventStream> {
+        self.0.lock().ok()?.take()
+    }
+}
+
+/// Subscribes to the events of `session`, held by another node; `None` when it is held nowhere.
+pub(super) async fn subscribe(state: &AppState, session: &str) -> Option<Subscribed> {
+    let fanout = state.events.clone()?;
+    let events = match fanout.subscribe(session).await {
+        Ok(events) => events,
+        Err(e) => {
+            tracing::warn!(error = %e, "subscribing to another node's session events failed");
+            return None;
+        }
+    };
+    // Subscribed first, then checked: an end published in between is in the subscription.
+    owner(state, session).await?;
+    Some(Subscribed(Arc::new(Mutex::new(Some(Box::pin(events))))))
+}
+
+/// Emits the subscribed events to `s` until `end_session`, then closes it.
+pub(super) fn relay(
+    state: &AppState,
+    s: &SocketRef,
+    mut events: EventStream,
+    in_flight: Arc<watch::Sender<usize>>,
+) -> JoinHandle<()> {
+    let (s, registry) = (s.clone(), state.sockets.clone());
+    tokio::spawn(async move {
+        while let Some(event) = events.next().await {
+            if let Err(e) = s.emit(event.name.as_str(), &event.payload) {
+                tracing::debug!(error = %e, "emitting to a socket failed");
+                break;
+            }
+            if event.is_end() {
+                break;
+            }
+        }
+        close(s, &registry, &in_flight).await;
+    })
+}
+
+fn client() -> &'static reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| reqwest::Client::builder().connect_timeout(Duration::from_secs(3)).build().unwrap_or_default())
+}
+
+/// A socket message for a session another node holds: answered by that node.
+pub(super) async fn message(state: &AppState, session: &str, msg: Option<Value>) -> Result<Value, ApiError> {
+    let owner = owner(state, session).await.ok_or_else(|| ApiError::code(ErrorCode::SessionNotFound))?;
+    let answer = client()
+        .post(format!("{owner}/internal/socket-message"))
+        .header(NODE_KEY_HEADER, state.node_key.value())
+        .json(&json!({ "sessionId": session, "message": msg }))
+        .send()
+        .await
+        .and_then(|r| r.error_for_status());
+    let answer = match answer {
+        Ok(answer) => answer.json::<Value>().await,
+        Err(e) => Err(e),
+    };
+    answer.map_err(|e| {
+        tracing::warn!(owner, error = %e, "passing a socket message to the session's node failed");
+        ApiError::new(ErrorCode::InstanceUnavailable, "the node holding this session cannot be reached; try again")
+    })
+}
+
+/// `POST /internal/socket-message` (node to node): a socket message another node received for a session
+/// this node holds. Anyone without the node key gets the ordinary 404.
+pub(crate) async fn internal_message(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let presented = headers.get(NODE_KEY_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if !state.node_key.verify(presented) {
+        return ErrorResponse(ApiError::new(ErrorCode::NotFound, "no such endpoint")).into_response();
+    }
+    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+        return Json(error_json(&ApiError::code(ErrorCode::InvalidParams))).into_response();
+    };
+    let session = body.get("sessionId").and_then(Value::as_str).unwrap_or_default();
+    let answer = match on_message(&state, session, body.get("message").cloned().filter(|m| !m.is_null())).await {
+        Ok(answer) => answer,
+        Err(e) => error_json(&e),
+    };
+    Json(answer).into_response()
+}
