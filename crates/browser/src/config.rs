@@ -38,6 +38,12 @@ pub struct BrowserSettings {
     /// Most private memory (MiB) one renderer may hold; one that passes it is killed and its session's
     /// page reports PAGE_CRASH (0: no cap).
     pub session_memory_mib: u64,
+    /// Remote Chromium DevTools endpoints (`ws://host:port/devtools/browser/<id>` or `http://host:port`);
+    /// when any are given the pool uses them, one slot each, and launches no Chromium of its own.
+    pub endpoints: Vec<String>,
+    /// The address each context's egress proxy listens on. Loopback for local Chromium; for remote
+    /// browsers an address of this host they can reach (each proxy then serves its browser's host alone).
+    pub egress_listen: std::net::IpAddr,
 }
 
 impl Default for BrowserSettings {
@@ -57,6 +63,8 @@ impl Default for BrowserSettings {
             max_preparing: 4,
             warm_contexts: 2,
             session_memory_mib: 1024,
+            endpoints: Vec::new(),
+            egress_listen: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
         }
     }
 }

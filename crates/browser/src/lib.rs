@@ -14,6 +14,7 @@ mod memory;
 mod page;
 mod pool;
 mod process;
+mod remote;
 mod sandbox;
 mod screencast;
 mod scripts;

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::{Mutex, Semaphore};
 use tokio_util::task::TaskTracker;
-use webpilot_egress::EgressProxy;
+use webpilot_egress::{EgressProxy, ProxyListen};
 
 /// Numbers for the health endpoint and the benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,9 @@ pub(crate) struct PoolInner {
 
 impl BrowserPool {
     pub fn new(settings: BrowserSettings) -> Self {
-        let slots = (0..settings.processes.max(1)).map(|_| Mutex::new(None)).collect();
+        // One slot per remote endpoint when there are any, else per local process.
+        let count = if settings.endpoints.is_empty() { settings.processes.max(1) } else { settings.endpoints.len() };
+        let slots = (0..count).map(|_| Mutex::new(None)).collect();
         BrowserPool {
             inner: Arc::new(PoolInner {
                 permits: Arc::new(Semaphore::new(settings.max_sessions)),
@@ -128,7 +130,17 @@ impl BrowserPool {
         let timeout = self.inner.settings.cdp_timeout;
         // Every request of the context goes through its own egress proxy; `<-loopback>` stops Chromium
         // from sending loopback destinations around it.
-        let proxy = EgressProxy::start(self.inner.settings.egress_allow.clone(), policy.clone(), timeout)
+        let ip = self.inner.settings.egress_listen;
+        // A proxy off loopback serves its own browser only: the remote host, or this host for a local one.
+        let peers = match (&process.remote_peers, ip.is_loopback()) {
+            (Some(remote), _) => Some(remote.clone()),
+            (None, true) => None,
+            (None, false) => {
+                Some(Arc::from([ip, std::net::Ipv4Addr::LOCALHOST.into(), std::net::Ipv6Addr::LOCALHOST.into()]))
+            }
+        };
+        let listen = ProxyListen { ip, peers };
+        let proxy = EgressProxy::start_on(listen, self.inner.settings.egress_allow.clone(), policy.clone(), timeout)
             .await
             .map_err(|e| BrowserError::Launch(format!("egress proxy: {e}")))?;
         let params = CreateBrowserContextParams {
@@ -165,7 +177,10 @@ impl BrowserPool {
             tracing::warn!(slot = i, "replacing a dead chromium process");
             metrics::counter!("webpilot_chromium_restarts_total").increment(1);
         }
-        let p = BrowserProcess::launch(&self.inner.settings).await?;
+        let p = match self.inner.settings.endpoints.get(i) {
+            Some(endpoint) => crate::remote::connect(endpoint, &self.inner.settings).await?,
+            None => BrowserProcess::launch(&self.inner.settings).await?,
+        };
         *slot = Some(p.clone());
         Ok(p)
     }
@@ -252,7 +267,9 @@ impl BrowserPool {
         let mut profiles = Vec::new();
         for slot in &self.inner.slots {
             if let Some(process) = slot.lock().await.take() {
-                profiles.push((process.profile(), process.kill()));
+                if let Some(profile) = process.profile() {
+                    profiles.push((profile, process.kill()));
+                }
             }
         }
         // Dropping the last handle kills Chromium; its profile is gone before the service says it stopped.

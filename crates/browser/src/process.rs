@@ -1,6 +1,7 @@
-//! One Chromium process: launched with its own profile directory, its DevTools handler driven by an
-//! owned task. The handler loop ends at its first error (a dead browser otherwise makes later calls
-//! hang, see crate-notes), which marks the process dead so the pool replaces it.
+//! One Chromium process: launched with its own profile directory (or, for a remote browser, connected to
+//! over its DevTools endpoint: `remote.rs`), its DevTools handler driven by an owned task. The handler
+//! loop ends at its first error (a dead browser otherwise makes later calls hang, see crate-notes), which
+//! marks the process dead so the pool replaces (or reconnects) it.
 
 use crate::config::BrowserSettings;
 use crate::error::BrowserError;
@@ -38,8 +39,10 @@ pub(crate) struct BrowserProcess {
     memory_cap: Option<JoinHandle<()>>,
     /// Set by the first `kill`, so a pid is never signalled twice.
     killed: AtomicBool,
-    // Removed when the process is dropped (after Chromium is killed).
-    _profile: tempfile::TempDir,
+    /// For a remote browser: the addresses of its host, the only peers its contexts' egress proxies serve.
+    pub remote_peers: Option<Arc<[std::net::IpAddr]>>,
+    // Removed when the process is dropped (after Chromium is killed); none for a remote browser.
+    _profile: Option<tempfile::TempDir>,
 }
 
 impl BrowserProcess {
@@ -97,10 +100,26 @@ impl BrowserProcess {
             builder = builder.no_sandbox();
         }
         let config = builder.build().map_err(BrowserError::Launch)?;
-        let (mut browser, mut handler) =
-            Browser::launch(config).await.map_err(|e| BrowserError::Launch(e.to_string()))?;
+        let (mut browser, handler) = Browser::launch(config).await.map_err(|e| BrowserError::Launch(e.to_string()))?;
         drop(launcher); // Chromium has exec'd; the script is no longer needed
         let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
+        tracing::info!(pid = ?pid, "chromium started");
+        let memory_cap = match (pid, settings.session_memory_mib) {
+            (Some(pid), mib) if mib > 0 => Some(crate::memory::watch(pid, mib * 1024)),
+            _ => None,
+        };
+        Ok(Self::drive(browser, handler, pid, memory_cap, None, Some(profile)))
+    }
+
+    /// A process around a connected `browser`, its `handler` driven by a task of its own.
+    pub(crate) fn drive(
+        browser: Browser,
+        mut handler: chromiumoxide::Handler,
+        pid: Option<u32>,
+        memory_cap: Option<JoinHandle<()>>,
+        remote_peers: Option<Arc<[std::net::IpAddr]>>,
+        profile: Option<tempfile::TempDir>,
+    ) -> Arc<BrowserProcess> {
         let alive = Arc::new(AtomicBool::new(true));
         let flag = alive.clone();
         let handler = tokio::spawn(async move {
@@ -113,12 +132,7 @@ impl BrowserProcess {
             flag.store(false, Ordering::SeqCst);
             tracing::debug!("chromium handler loop ended");
         });
-        tracing::info!(pid = ?pid, "chromium started");
-        let memory_cap = match (pid, settings.session_memory_mib) {
-            (Some(pid), mib) if mib > 0 => Some(crate::memory::watch(pid, mib * 1024)),
-            _ => None,
-        };
-        Ok(Arc::new(BrowserProcess {
+        Arc::new(BrowserProcess {
             browser,
             alive,
             contexts: AtomicUsize::new(0),
@@ -126,13 +140,14 @@ impl BrowserProcess {
             handler,
             memory_cap,
             killed: AtomicBool::new(false),
+            remote_peers,
             _profile: profile,
-        }))
+        })
     }
 
-    /// The profile directory (removed when the process is dropped).
-    pub fn profile(&self) -> std::path::PathBuf {
-        self._profile.path().to_path_buf()
+    /// The profile directory (removed when the process is dropped); none for a remote browser.
+    pub fn profile(&self) -> Option<std::path::PathBuf> {
+        self._profile.as_ref().map(|p| p.path().to_path_buf())
     }
 
     /// Kills Chromium and every helper process below it now, even while other handles to this process
@@ -176,9 +191,10 @@ impl Drop for BrowserProcess {
         // Chromium's helpers may still write to the profile for a moment after it is killed, and the TempDir's
         // own removal gives up at the first error: try again until it is gone.
         let pids = self.kill();
-        let profile = self.profile();
-        std::thread::spawn(move || remove_profile(&profile, &pids));
-        tracing::info!(pid = ?self.pid, "chromium stopped");
+        if let Some(profile) = self.profile() {
+            std::thread::spawn(move || remove_profile(&profile, &pids));
+        }
+        tracing::info!(pid = ?self.pid, remote = self.remote_peers.is_some(), "chromium stopped");
     }
 }
 

@@ -8,4 +8,4 @@ mod policy;
 mod proxy;
 
 pub use policy::{Denial, DomainPolicy};
-pub use proxy::{EgressProxy, EGRESS_DENIED_HEADER};
+pub use proxy::{EgressProxy, ProxyListen, EGRESS_DENIED_HEADER};

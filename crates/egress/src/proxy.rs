@@ -1,6 +1,7 @@
 //! The per-context HTTP proxy: `CONNECT host:port` tunnels (HTTPS, WebSocket) and absolute-form plain
 //! HTTP requests, each destination decided by the session's policy before a byte is sent to it. It
-//! listens on 127.0.0.1 on a port of its own and stops, with every connection it carries, when dropped.
+//! listens on 127.0.0.1 on a port of its own (or, for a remote browser, on an address that browser's host
+//! reaches, accepting that host alone) and stops, with every connection it carries, when dropped.
 
 use crate::connect::{Connector, Refusal};
 use crate::policy::DomainPolicy;
@@ -12,7 +13,7 @@ use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -23,6 +24,21 @@ use webpilot_core::egress::AllowEntry;
 pub const EGRESS_DENIED_HEADER: &str = "x-webpilot-egress";
 
 type ProxyBody = BoxBody<Bytes, hyper::Error>;
+
+/// Where a proxy listens and whom it serves.
+#[derive(Debug, Clone)]
+pub struct ProxyListen {
+    /// The address to listen on (and to hand to the browser).
+    pub ip: IpAddr,
+    /// The only peers served (a remote browser's host); `None` serves any, for a loopback listener.
+    pub peers: Option<Arc<[IpAddr]>>,
+}
+
+impl Default for ProxyListen {
+    fn default() -> Self {
+        ProxyListen { ip: IpAddr::V4(Ipv4Addr::LOCALHOST), peers: None }
+    }
+}
 
 /// A running proxy for one browser context.
 pub struct EgressProxy {
@@ -38,11 +54,21 @@ impl EgressProxy {
         policy: DomainPolicy,
         timeout: Duration,
     ) -> std::io::Result<EgressProxy> {
-        let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
+        Self::start_on(ProxyListen::default(), allow, policy, timeout).await
+    }
+
+    /// As [`EgressProxy::start`], listening and serving as `listen` says.
+    pub async fn start_on(
+        listen: ProxyListen,
+        allow: Arc<[AllowEntry]>,
+        policy: DomainPolicy,
+        timeout: Duration,
+    ) -> std::io::Result<EgressProxy> {
+        let listener = TcpListener::bind(SocketAddr::from((listen.ip, 0))).await?;
         let addr = listener.local_addr()?;
         let cancel = CancellationToken::new();
         let connector = Arc::new(Connector { allow, policy, timeout });
-        tokio::spawn(accept_loop(listener, connector, cancel.clone()));
+        tokio::spawn(accept_loop(listener, listen.peers, connector, cancel.clone()));
         Ok(EgressProxy { addr, cancel })
     }
 
@@ -62,13 +88,18 @@ impl Drop for EgressProxy {
     }
 }
 
-async fn accept_loop(listener: TcpListener, connector: Arc<Connector>, cancel: CancellationToken) {
+async fn accept_loop(
+    listener: TcpListener,
+    peers: Option<Arc<[IpAddr]>>,
+    connector: Arc<Connector>,
+    cancel: CancellationToken,
+) {
     loop {
         let accepted = tokio::select! {
             _ = cancel.cancelled() => break,
             a = listener.accept() => a,
         };
-        let (stream, _) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 tracing::warn!(error = %e, "egress proxy accept failed");
@@ -76,6 +107,10 @@ async fn accept_loop(listener: TcpListener, connector: Arc<Connector>, cancel: C
                 continue;
             }
         };
+        if peers.as_ref().is_some_and(|p| !p.contains(&peer.ip().to_canonical())) {
+            tracing::warn!(peer = %peer.ip(), "egress proxy refused a connection from another host than its browser's");
+            continue;
+        }
         let connector = connector.clone();
         let cancel = cancel.clone();
         tokio::spawn(async move {

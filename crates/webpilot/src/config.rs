@@ -28,6 +28,15 @@ pub struct ServeConfig {
     /// `10.0.0.0/8`, `127.0.0.1:3000`, `[fd00::/8]:443`). Everything non-public is refused otherwise.
     #[arg(long, env = "WEBPILOT_EGRESS_ALLOW", value_delimiter = ',', value_parser = AllowEntry::parse)]
     pub egress_allow: Vec<AllowEntry>,
+    /// Remote Chromium DevTools endpoints to use instead of local Chromium processes (repeatable or
+    /// comma-separated): `ws://host:9222/devtools/browser/<id>` or `http://host:9222` (docs/scaling.md).
+    #[arg(long = "browser-endpoint", env = "WEBPILOT_BROWSER_ENDPOINT", value_delimiter = ',')]
+    pub browser_endpoints: Vec<String>,
+    /// The address the sessions' egress proxies listen on: loopback for local Chromium; with remote
+    /// browsers, this host's address on the network they reach it by (each proxy serves its browser's
+    /// host alone).
+    #[arg(long, env = "WEBPILOT_EGRESS_LISTEN", default_value = "127.0.0.1")]
+    pub egress_listen: std::net::IpAddr,
     /// The unprivileged user Chromium runs as when the service runs as root (its sandbox stays on).
     #[arg(long, env = "WEBPILOT_BROWSER_USER", default_value = "webpilot-browser")]
     pub browser_user: String,

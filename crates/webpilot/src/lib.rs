@@ -120,6 +120,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         max_tabs: serve.max_tabs_per_session as usize,
         warm_contexts: serve.warm_contexts.min(serve.max_sessions),
         session_memory_mib: serve.session_memory_mib,
+        endpoints: serve.browser_endpoints.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect(),
+        egress_listen: serve.egress_listen,
         ..BrowserSettings::default()
     });
     let agent = build_agent(serve)?;

@@ -400,7 +400,14 @@ impl Server {
     }
 
     /// SIGKILL to the server and the Chromium processes it started: no graceful anything.
-    pub fn crash(mut self) {
+    pub fn crash(self) {
+        drop(self);
+    }
+}
+
+/// A server is crashed when dropped, also when its test fails halfway: no process outlives the test.
+impl Drop for Server {
+    fn drop(&mut self) {
         let children = child_pids(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();

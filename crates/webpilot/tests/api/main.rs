@@ -23,6 +23,7 @@ mod observation;
 mod persistence;
 mod pool;
 mod ratelimit;
+mod remote_browser;
 mod replay;
 mod soak;
 mod socket;

@@ -1,0 +1,48 @@
+//! Remote browsers: Chromium running on another host, reached over its DevTools endpoint
+//! (`--browser-endpoint`). The pool connects instead of launching; contexts, their egress proxies, tab
+//! handling and recovery are the same. The host runs its own Chromium (sandbox, profile preferences,
+//! memory): this node neither starts nor kills it, and has no per-renderer memory cap on it.
+
+use crate::config::BrowserSettings;
+use crate::error::BrowserError;
+use crate::process::BrowserProcess;
+use chromiumoxide::handler::viewport::Viewport;
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::Browser;
+use std::net::IpAddr;
+use std::sync::Arc;
+use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
+
+/// Connects to the browser at `endpoint` (`ws://…/devtools/browser/<id>`, or `http://host:port`, whose
+/// `/json/version` names the WebSocket at each connection, so a restarted browser is found again).
+pub(crate) async fn connect(endpoint: &str, settings: &BrowserSettings) -> Result<Arc<BrowserProcess>, BrowserError> {
+    let url = url::Url::parse(endpoint).map_err(|e| BrowserError::Launch(format!("browser endpoint: {e}")))?;
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return Err(BrowserError::Launch("a browser endpoint needs a host and port".into()));
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_owned();
+    let peers: Vec<IpAddr> = tokio::net::lookup_host((host.as_str(), port))
+        .await
+        .map_err(|e| BrowserError::Launch(format!("resolving the browser endpoint's host: {e}")))?
+        .map(|a| a.ip().to_canonical())
+        .collect();
+    let config = HandlerConfig {
+        ignore_https_errors: false,
+        request_timeout: settings.cdp_timeout,
+        viewport: Some(Viewport {
+            width: FRAME_WIDTH,
+            height: PAGE_HEIGHT,
+            device_scale_factor: Some(1.0),
+            emulating_mobile: false,
+            is_landscape: true,
+            has_touch: false,
+        }),
+        ..HandlerConfig::default()
+    };
+    let (browser, handler) = crate::error::within(settings.launch_timeout, "connect to the browser endpoint", async {
+        Browser::connect_with_config(endpoint, config).await.map_err(|e| BrowserError::Launch(e.to_string()))
+    })
+    .await?;
+    tracing::info!(host = %host, port, "connected to a remote browser");
+    Ok(BrowserProcess::drive(browser, handler, None, None, Some(peers.into()), None))
+}
