@@ -68,11 +68,9 @@ pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -
         }
         None => (None, body),
     };
-    if let Some(id) = session.filter(|id| !state.manager.is_live(id)) {
-        match state.store.session_place(&id, state.cluster.node_id()).await {
-            Ok(Some(place)) => return forward(&state, &place.address, parts, body).await,
-            Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "looking up a session's node failed"),
+    if let Some(id) = session {
+        if let Some(owner) = owner_elsewhere(&state, &id).await {
+            return forward(&state, &owner, parts, body).await;
         }
     }
     next.run(Request::from_parts(parts, body)).await
@@ -106,6 +104,47 @@ async fn forward(state: &AppState, owner: &str, parts: axum::http::request::Part
     response
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| ErrorResponse(ApiError::code(ErrorCode::InternalError)).into_response())
+}
+
+/// Posts `body` to another node's internal `path` with the node key and returns its JSON answer; an
+/// unreachable node is 503 `INSTANCE_UNAVAILABLE`.
+pub(crate) async fn to_node(state: &AppState, owner: &str, path: &str, body: &Value) -> Result<Value, ApiError> {
+    let sent = client()
+        .post(format!("{owner}{path}"))
+        .header(webpilot_cluster::NODE_KEY_HEADER, state.node_key.value())
+        .json(body)
+        .send()
+        .await
+        .and_then(|r| r.error_for_status());
+    let answer = match sent {
+        Ok(answer) => answer.json::<Value>().await,
+        Err(e) => Err(e),
+    };
+    answer.map_err(|e| {
+        tracing::warn!(owner, path, error = %e, "an internal call to the session's node failed");
+        ApiError::new(ErrorCode::InstanceUnavailable, "the node holding this session cannot be reached; try again")
+    })
+}
+
+/// Whether a request carries the node key (internal calls; anyone else gets the ordinary 404).
+pub(crate) fn from_a_node(state: &AppState, headers: &HeaderMap) -> bool {
+    let presented = headers.get(webpilot_cluster::NODE_KEY_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    state.node_key.verify(presented)
+}
+
+/// The node holding open session `session` when it is another alive node; `None` for this node's own,
+/// ended or unknown sessions.
+pub(crate) async fn owner_elsewhere(state: &AppState, session: &str) -> Option<String> {
+    if state.manager.is_live(session) {
+        return None;
+    }
+    match state.store.session_place(session, state.cluster.node_id()).await {
+        Ok(place) => place.map(|p| p.address),
+        Err(e) => {
+            tracing::warn!(error = %e, "looking up a session's node failed");
+            None
+        }
+    }
 }
 
 fn passed_on(headers: &HeaderMap) -> HeaderMap {

@@ -164,7 +164,8 @@ impl SessionPage {
                 let client = self.frame_client().await?;
                 let mut v = client.evaluate(&f.target_id, &with_arg(body, &arg(f.local)), self.frame_timeout()).await?;
                 if let (Some(x), Some(y)) = (v.get("x").and_then(Value::as_f64), v.get("y").and_then(Value::as_f64)) {
-                    let off = self.run_script(snapshot::FRAME_OFFSET, json!(f.frame)).await?;
+                    let off =
+                        self.run_script(snapshot::FRAME_OFFSET, json!({ "frame": f.frame, "x": x, "y": y })).await?;
                     let at = point_of(&off).ok_or_else(|| BrowserError::ElementNotFound("its frame is gone".into()))?;
                     v["x"] = json!(x + at.x);
                     v["y"] = json!(y + at.y);
@@ -177,7 +178,57 @@ impl SessionPage {
     /// Clicks the element with snapshot index `index`.
     pub async fn click_index(&self, index: u32) -> Result<ClickTarget, BrowserError> {
         let found = self.run_on_element(index, snapshot::LOCATE_INDEX, |i| json!(i)).await?;
-        self.click_found(found, format!("element [{index}] is no longer on the page")).await
+        let missing = format!("element [{index}] is no longer on the page");
+        self.click_element(Some(index), snapshot::LOCATE_INDEX, found, missing).await
+    }
+
+    /// Clicks at `found`, the point of element `index` when it has one (`locate`: the index script that
+    /// found it). A click on a cross-origin frame is routed to that frame's own renderer after the mouse
+    /// events' dispatch has returned, by where the browser last composited the frame: a listener is armed
+    /// in the frame first, the click waits (at most 1.5 s) until the frame has handled it, and when the
+    /// frame saw no click on the element (the frame had just moved), it is located and clicked once more.
+    pub(crate) async fn click_element(
+        &self,
+        index: Option<u32>,
+        locate: &str,
+        found: Value,
+        missing: String,
+    ) -> Result<ClickTarget, BrowserError> {
+        let (Some(index), Some(Place::Frame(f))) = (index, index.map(|i| self.place(i))) else {
+            return self.click_found(found, missing).await;
+        };
+        let client = self.frame_client().await?;
+        let timeout = self.frame_timeout();
+        let mut found = found;
+        for attempt in 0..2 {
+            client.evaluate(&f.target_id, CLICK_ARM, timeout).await?;
+            let clicked = self.click_found(found, missing.clone()).await?;
+            let seen = client.evaluate(&f.target_id, CLICK_SEEN, timeout).await.unwrap_or(Value::Null);
+            if attempt == 1 || seen.as_u64() == Some(u64::from(f.local)) {
+                return Ok(clicked);
+            }
+            tracing::debug!(index, "a click did not reach its element in a frame; clicking again");
+            tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+            found = self.run_on_element(index, locate, |i| json!(i)).await?;
+        }
+        unreachable!("the second attempt returns")
+    }
+
+    /// Types `text` at the focus of element `index`'s document when that is a cross-origin frame: through
+    /// the frame's own target, then waits (at most 1.5 s) until its focused field ends with the text. `None`
+    /// for an element of the page, which the page's keyboard reaches.
+    pub(crate) async fn type_in_frame(&self, index: u32, text: &str) -> Option<Result<(), BrowserError>> {
+        let Place::Frame(f) = self.place(index) else { return None };
+        let typed = async {
+            let client = self.frame_client().await?;
+            let timeout = self.frame_timeout();
+            client.insert_text(&f.target_id, text, timeout).await?;
+            if let Err(e) = client.evaluate(&f.target_id, &with_arg(TYPED_SEEN, &json!(text)), timeout).await {
+                tracing::debug!(error = %e, "waiting for a frame to take typed text failed");
+            }
+            Ok(())
+        };
+        Some(typed.await)
     }
 
     /// Types `text` over the content of the field with snapshot index `index`.
@@ -220,6 +271,20 @@ impl SessionPage {
         Ok(v.as_str().unwrap_or_default().to_owned())
     }
 }
+
+/// Arms a one-shot promise in a frame that settles once the frame has dispatched the next click (or after
+/// 1.5 s, when the click landed elsewhere).
+const CLICK_ARM: &str = "(() => { Object.defineProperty(window, '__webpilotClick', { configurable: true, value: \
+    new Promise(done => { addEventListener('click', () => setTimeout(done, 0), { once: true, capture: true }); \
+    setTimeout(done, 1500); }) }); return true; })()";
+
+/// Settles once the focused field of the document ends with ARG (its typed text), or after 1.5 s.
+const TYPED_SEEN: &str = "return new Promise(done => { const began = Date.now(); const check = () => { \
+    const el = document.activeElement; const v = el && 'value' in el ? String(el.value) : ''; \
+    if (v.endsWith(ARG) || Date.now() - began > 1500) done(true); else setTimeout(check, 20); }; check(); });";
+
+/// Waits for the promise [`CLICK_ARM`] set.
+const CLICK_SEEN: &str = "Promise.resolve(window.__webpilotClick).then(() => true)";
 
 /// Replaces each frame placeholder whose document was read by that document's tree, with its indices
 /// moved after the page's (`next` onwards) and remembered in `found`.

@@ -137,6 +137,13 @@ impl FrameClient {
         Ok(session)
     }
 
+    /// Inserts `text` at the focus of the frame target's own widget (`Input.insertText` on its session): typed
+    /// text reaches the frame itself, whichever frame the browser considers focused.
+    pub async fn insert_text(&self, target_id: &str, text: &str, timeout: Duration) -> Result<(), BrowserError> {
+        let session = self.session_for(target_id, timeout).await?;
+        self.call("Input.insertText", json!({ "text": text }), Some(&session), timeout).await.map(|_| ())
+    }
+
     /// Evaluates `expression` in the frame target and returns its JSON value.
     pub async fn evaluate(&self, target_id: &str, expression: &str, timeout: Duration) -> Result<Value, BrowserError> {
         let session = self.session_for(target_id, timeout).await?;

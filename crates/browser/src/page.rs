@@ -297,15 +297,21 @@ impl SessionPage {
         text: &str,
         element: Option<u32>,
     ) -> Result<(), BrowserError> {
-        let at = point_of(&found).ok_or(BrowserError::ElementNotFound(missing))?;
-        self.click_at(at, false).await?;
+        self.click_element(element, snapshot::FOCUS_INDEX, found, missing).await?;
         // The click may have collapsed the selection made by the script; select the content again, in
         // the document the field is in.
         match element {
             Some(index) => self.run_on_element(index, snapshot::SELECT_FOCUSED, |_| Value::Null).await?,
             None => self.run_script(snapshot::SELECT_FOCUSED, Value::Null).await?,
         };
-        self.type_text(text, false).await
+        let in_frame = match element {
+            Some(index) => self.type_in_frame(index, text).await,
+            None => None,
+        };
+        match in_frame {
+            Some(typed) => typed,
+            None => self.type_text(text, false).await,
+        }
     }
 
     /// Types into whatever has focus.

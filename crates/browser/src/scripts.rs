@@ -27,8 +27,20 @@ const __frameOffset = (el) => {
   }
   return {x, y};
 };
+// Scrolls `el` to the middle of the view. In a cross-origin frame only the frame's own document is
+// scrolled: scrollIntoView would also scroll the page around it, later and from another process, after
+// the click point was computed (the page brings the point into view itself: FRAME_OFFSET).
+const __reveal = (el) => {
+  if (window.top !== window && window.frameElement === null) {
+    const r = el.getBoundingClientRect();
+    window.scrollBy({left: r.left + r.width / 2 - innerWidth / 2, top: r.top + r.height / 2 - innerHeight / 2,
+                     behavior: 'instant'});
+  } else {
+    el.scrollIntoView({block: 'center', inline: 'center'});
+  }
+};
 const __center = (el, extra) => {
-  el.scrollIntoView({block: 'center', inline: 'center'});
+  __reveal(el);
   const r = el.getBoundingClientRect(), o = __frameOffset(el);
   return Object.assign({x: o.x + r.left + r.width / 2, y: o.y + r.top + r.height / 2, tag: el.tagName.toLowerCase()}, extra || {});
 };

@@ -172,13 +172,29 @@ const idx = el ? Number(el.getAttribute('data-wp-index') || '0') : 0;
 return idx || null;
 "#;
 
-/// The offset (in the page's viewport) of the content box of the cross-origin iframe numbered ARG.
+/// The offset (in the page's viewport) of the content box of the cross-origin iframe numbered ARG.frame,
+/// after scrolling the page (at once, in this document) so that the frame's point ARG.x, ARG.y is in view.
+/// After a scroll it answers two frames later: the browser routes a click to a frame by where the last
+/// composited frame showed it, not by the page's layout.
 pub(crate) const FRAME_OFFSET: &str = r#"
-const el = document.querySelector('[data-wp-frame="' + String(ARG) + '"]');
+const el = document.querySelector('[data-wp-frame="' + String(ARG.frame) + '"]');
 if (!el) return null;
-const r = el.getBoundingClientRect(), s = getComputedStyle(el);
-return {x: r.left + el.clientLeft + parseFloat(s.paddingLeft || '0'),
-        y: r.top + el.clientTop + parseFloat(s.paddingTop || '0')};
+const offset = () => {
+  const r = el.getBoundingClientRect(), s = getComputedStyle(el);
+  return {x: r.left + el.clientLeft + parseFloat(s.paddingLeft || '0'),
+          y: r.top + el.clientTop + parseFloat(s.paddingTop || '0')};
+};
+let o = offset();
+const px = o.x + ARG.x, py = o.y + ARG.y;
+if (px < 0 || py < 0 || px > innerWidth || py > innerHeight) {
+  window.scrollBy({left: px - innerWidth / 2, top: py - innerHeight / 2, behavior: 'instant'});
+  return new Promise(done => {
+    const settle = () => done(offset());
+    requestAnimationFrame(() => requestAnimationFrame(settle));
+    setTimeout(settle, 250);
+  });
+}
+return o;
 "#;
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ pub fn router(state: AppState) -> Router {
         .route("/task/{session_id}/{task_id}", get(tasks::poll))
         .route("/start/health", get(health::health))
         .route("/internal/socket-message", post(crate::socket::internal_message))
+        .route("/internal/mcp-call", post(mcp::internal_call))
         .route("/start/active-sockets", get(health::active_sockets))
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share))

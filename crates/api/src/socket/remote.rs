@@ -14,24 +14,17 @@ use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 use socketioxide::extract::SocketRef;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use webpilot_cluster::{WireEvent, NODE_KEY_HEADER};
+use webpilot_cluster::WireEvent;
 use webpilot_core::{ApiError, ErrorCode};
 
 /// The address of the alive node holding `session`, when another node holds it and events can cross
 /// (Redis is configured).
 pub(super) async fn owner(state: &AppState, session: &str) -> Option<String> {
     state.events.as_ref()?;
-    match state.store.session_place(session, state.cluster.node_id()).await {
-        Ok(place) => place.map(|p| p.address),
-        Err(e) => {
-            tracing::warn!(error = %e, "looking up a session's node failed");
-            None
-        }
-    }
+    crate::forward::owner_elsewhere(state, session).await
 }
 
 /// The events of a session another node holds, as they arrive.
@@ -85,30 +78,11 @@ pub(super) fn relay(
     })
 }
 
-fn client() -> &'static reqwest::Client {
-    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
-    CLIENT
-        .get_or_init(|| reqwest::Client::builder().connect_timeout(Duration::from_secs(3)).build().unwrap_or_default())
-}
-
 /// A socket message for a session another node holds: answered by that node.
 pub(super) async fn message(state: &AppState, session: &str, msg: Option<Value>) -> Result<Value, ApiError> {
     let owner = owner(state, session).await.ok_or_else(|| ApiError::code(ErrorCode::SessionNotFound))?;
-    let answer = client()
-        .post(format!("{owner}/internal/socket-message"))
-        .header(NODE_KEY_HEADER, state.node_key.value())
-        .json(&json!({ "sessionId": session, "message": msg }))
-        .send()
-        .await
-        .and_then(|r| r.error_for_status());
-    let answer = match answer {
-        Ok(answer) => answer.json::<Value>().await,
-        Err(e) => Err(e),
-    };
-    answer.map_err(|e| {
-        tracing::warn!(owner, error = %e, "passing a socket message to the session's node failed");
-        ApiError::new(ErrorCode::InstanceUnavailable, "the node holding this session cannot be reached; try again")
-    })
+    let body = json!({ "sessionId": session, "message": msg });
+    crate::forward::to_node(state, &owner, "/internal/socket-message", &body).await
 }
 
 /// `POST /internal/socket-message` (node to node): a socket message another node received for a session
@@ -118,8 +92,7 @@ pub(crate) async fn internal_message(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let presented = headers.get(NODE_KEY_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !state.node_key.verify(presented) {
+    if !crate::forward::from_a_node(&state, &headers) {
         return ErrorResponse(ApiError::new(ErrorCode::NotFound, "no such endpoint")).into_response();
     }
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {

@@ -366,3 +366,42 @@ async fn the_internal_message_endpoint_wants_the_node_key() {
     assert!(app.app().manager.is_live(&sid), "nothing was done without the key");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn mcp_calls_for_a_session_on_another_node_run_there() {
+    let cluster = Cluster::new().await;
+    let a = cluster.node_with(None, |s| s.arg("task-wait-ms", 100)).await;
+    let b = cluster.node_with(None, |s| s.arg("task-wait-ms", 100)).await;
+    let key = a.key().await;
+    let (sid, _) = a.open_session(&key, json!({})).await;
+    let mcp = crate::mcp::initialize(&b, &key).await;
+    let call = |id: u64, name: &str, arguments: Value| json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": name, "arguments": arguments } });
+    let details = format!("open {}; report the title", a.site.url("/"));
+    let message = json!({ "sessionId": sid, "message": { "actionType": "newTask", "newState": "start", "taskDetails": details } });
+    let (status, _, sent) = crate::mcp::rpc(&b, Some(&key), Some(&mcp), call(2, "send_message", message)).await;
+    assert_eq!(status, 200, "{sent}");
+    let started = &sent["result"]["structuredContent"];
+    let tid = started["taskId"].as_str().unwrap_or_else(|| panic!("taskId in {sent}")).to_owned();
+    assert!(a.app().manager.is_live(&sid), "the task runs on a");
+    let mut last = Value::Null;
+    for n in 0..100 {
+        let args = json!({ "sessionId": sid, "taskId": tid });
+        let (_, _, polled) = crate::mcp::rpc(&b, Some(&key), Some(&mcp), call(3 + n, "get_task", args)).await;
+        last = polled["result"]["structuredContent"].clone();
+        if last["type"] == "task_completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(last["data"]["message"], "Fixture Home", "{last}");
+    // Errors come back as the owner gave them: another user's key cannot act on the session.
+    let stranger = b.key().await;
+    let other = crate::mcp::initialize(&b, &stranger).await;
+    let stop = json!({ "sessionId": sid, "message": { "actionType": "state", "newState": "stop" } });
+    let (_, _, refused) = crate::mcp::rpc(&b, Some(&stranger), Some(&other), call(200, "send_message", stop)).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(refused.to_string().contains("SESSION_NOT_FOUND"), "{refused}");
+    assert!(a.app().manager.is_live(&sid));
+    a.stop().await;
+    b.stop().await;
+}

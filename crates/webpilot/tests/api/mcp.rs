@@ -10,7 +10,12 @@ const ACCEPT: &str = "application/json, text/event-stream";
 
 /// POSTs one JSON-RPC body to /mcp; returns status, the Mcp-Session-Id header and the JSON message
 /// (read from a JSON body or from the first `data:` line of an SSE body).
-async fn rpc(app: &TestApp, key: Option<&str>, session: Option<&str>, body: Value) -> (u16, Option<String>, Value) {
+pub(crate) async fn rpc(
+    app: &TestApp,
+    key: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
     let mut req = app
         .client
         .post(format!("{}/mcp", app.base))
@@ -38,7 +43,7 @@ async fn rpc(app: &TestApp, key: Option<&str>, session: Option<&str>, body: Valu
 }
 
 /// Initializes an MCP session over raw HTTP and returns its id.
-async fn initialize(app: &TestApp, key: &str) -> String {
+pub(crate) async fn initialize(app: &TestApp, key: &str) -> String {
     let init = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": { "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } },

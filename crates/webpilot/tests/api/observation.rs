@@ -107,8 +107,19 @@ async fn cross_origin_frames_are_read_through_their_targets_and_acted_on() {
     let page = last_observation(&reqs[0]);
     assert!(page.contains("Partner offers") && page.contains("Product 3 $12.99 ["), "{page}");
     assert!(page.contains("input: Username") && page.contains("input:password: Password"), "{page}");
-    assert!(last_observation(&reqs[1]).contains("Cart: Product 2"), "the click landed in the cross-origin frame");
-    assert!(last_observation(&reqs[2]).contains("[") && last_observation(&reqs[2]).contains("= \"grace\""));
+    assert!(
+        last_observation(&reqs[1]).contains("Cart: Product 2"),
+        "the click landed in the cross-origin frame: {:?}\n{}\n---\n{}",
+        tool_results(&reqs[1]),
+        last_observation(&reqs[0]),
+        last_observation(&reqs[1])
+    );
+    assert!(
+        last_observation(&reqs[2]).contains("= \"grace\""),
+        "typed into the frame's field: {:?}\n{}",
+        tool_results(&reqs[2]),
+        last_observation(&reqs[2])
+    );
     // A secret for the page's host is not typed into another site's frame; one for the frame's host is.
     assert!(tool_results(&reqs[3]).iter().any(|t| t.contains("SECRET_NOT_ALLOWED")), "{:?}", tool_results(&reqs[3]));
     assert!(tool_results(&reqs[4]).iter().any(|t| t.starts_with("Typed into")), "{:?}", tool_results(&reqs[4]));

@@ -3,7 +3,10 @@
 //! `MCP_INVALID_REQUEST`, and turns rmcp's plain-text "session not found" into a JSON-RPC error with
 //! `MCP_SESSION_NOT_FOUND`.
 
+mod remote;
 mod server;
+
+pub(crate) use remote::internal_call;
 
 use crate::auth::AuthUser;
 use crate::error::ErrorResponse;

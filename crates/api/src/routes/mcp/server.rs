@@ -155,8 +155,12 @@ impl McpServer {
         }
     }
 
-    async fn call(&self, user: &User, name: &str, args: &Value) -> Result<Value, ApiError> {
+    pub(super) async fn call(&self, user: &User, name: &str, args: &Value) -> Result<Value, ApiError> {
         let state = &self.state;
+        // A session another node holds: the call runs there.
+        if let Some(owner) = super::remote::owner(state, name, args).await {
+            return super::remote::call(state, &owner, user, name, args).await;
+        }
         let prices = &state.manager.config().prices;
         match name {
             "run_task" => {
