@@ -28,6 +28,9 @@ if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping
   redis-server --daemonize yes --bind 127.0.0.1 --port 6379 >/dev/null || true
 fi
 
+# deploy/: the Kubernetes manifests against the Kubernetes schema, the Dockerfile non-root and sandboxed.
+bash scripts/check-deploy.sh
+
 status=0
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast || status=$?
