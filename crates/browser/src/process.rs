@@ -28,6 +28,18 @@ const BASE_ARGS: &[&str] = &[
     "--disable-features=SpareRendererForSitePerProcess,Translate,OptimizationHints,MediaRouter,WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup",
 ];
 
+/// Every page's viewport: the frame's width, the page's height, no device scaling.
+pub(crate) fn page_viewport() -> Viewport {
+    Viewport {
+        width: FRAME_WIDTH,
+        height: PAGE_HEIGHT,
+        device_scale_factor: Some(1.0),
+        emulating_mobile: false,
+        is_landscape: true,
+        has_touch: false,
+    }
+}
+
 pub(crate) struct BrowserProcess {
     pub browser: Browser,
     alive: Arc<AtomicBool>,
@@ -79,14 +91,7 @@ impl BrowserProcess {
             .launch_timeout(settings.launch_timeout)
             .request_timeout(settings.cdp_timeout)
             .window_size(FRAME_WIDTH, PAGE_HEIGHT)
-            .viewport(Viewport {
-                width: FRAME_WIDTH,
-                height: PAGE_HEIGHT,
-                device_scale_factor: Some(1.0),
-                emulating_mobile: false,
-                is_landscape: true,
-                has_touch: false,
-            });
+            .viewport(page_viewport());
         // chromiumoxide writes `--` before each key itself and merges values of one key (its own
         // `disable-features` with ours), so a flag goes in as `key` or `(key, value)`.
         for flag in BASE_ARGS.iter().copied().chain(settings.extra_args.iter().map(String::as_str)) {

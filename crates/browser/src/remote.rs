@@ -6,12 +6,10 @@
 use crate::config::BrowserSettings;
 use crate::error::BrowserError;
 use crate::process::BrowserProcess;
-use chromiumoxide::handler::viewport::Viewport;
 use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::Browser;
 use std::net::IpAddr;
 use std::sync::Arc;
-use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
 
 /// Connects to the browser at `endpoint` (`ws://…/devtools/browser/<id>`, or `http://host:port`, whose
 /// `/json/version` names the WebSocket at each connection, so a restarted browser is found again), by the
@@ -34,14 +32,7 @@ pub(crate) async fn connect(endpoint: &str, settings: &BrowserSettings) -> Resul
     let config = HandlerConfig {
         ignore_https_errors: false,
         request_timeout: settings.cdp_timeout,
-        viewport: Some(Viewport {
-            width: FRAME_WIDTH,
-            height: PAGE_HEIGHT,
-            device_scale_factor: Some(1.0),
-            emulating_mobile: false,
-            is_landscape: true,
-            has_touch: false,
-        }),
+        viewport: Some(crate::process::page_viewport()),
         ..HandlerConfig::default()
     };
     let (browser, handler) = crate::error::within(settings.launch_timeout, "connect to the browser endpoint", async {

@@ -136,29 +136,49 @@ impl Store {
         if claimed == 0 {
             return Ok(None);
         }
-        let tasks_failed = sqlx::query(
-            "UPDATE tasks SET status = 'failed', error = $1, code = $2, guardrail = NULL, completed_at = $3
-             WHERE status IN ('running', 'guardrail')
-               AND session_id IN (SELECT id FROM sessions WHERE node_id = $4 AND ended_at IS NULL)",
-        )
-        .bind("the node running this task's browser stopped answering")
-        .bind(ErrorCode::InstanceUnavailable.as_str())
-        .bind(now)
-        .bind(node)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        let sessions: Vec<String> = sqlx::query_scalar(
-            "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost'
-             WHERE node_id = $2 AND ended_at IS NULL RETURNING id",
-        )
-        .bind(now)
-        .bind(node)
-        .fetch_all(&mut *tx)
-        .await?;
+        let error = "the node running this task's browser stopped answering";
+        let (tasks_failed, sessions) =
+            end_work_of(&mut tx, node, false, error, ErrorCode::InstanceUnavailable, now).await?;
         tx.commit().await?;
         Ok(Some(Reaped { tasks_failed, sessions: sessions.into_iter().map(SessionId::from_string).collect() }))
     }
+}
+
+/// Inside the caller's transaction: fails the running tasks of `node`'s sessions with `code` and ends its
+/// open sessions as `instance_lost` (with `unowned_too`, also those rows from before sessions had a node).
+/// Returns (tasks failed, sessions ended).
+pub(crate) async fn end_work_of(
+    tx: &mut sqlx::AnyConnection,
+    node: &str,
+    unowned_too: bool,
+    error: &str,
+    code: ErrorCode,
+    now: i64,
+) -> Result<(u64, Vec<String>)> {
+    let unowned = i64::from(unowned_too);
+    let tasks = sqlx::query(
+        "UPDATE tasks SET status = 'failed', error = $1, code = $2, guardrail = NULL, completed_at = $3
+         WHERE status IN ('running', 'guardrail')
+           AND session_id IN (SELECT id FROM sessions WHERE node_id = $4 OR ($5 = 1 AND node_id IS NULL))",
+    )
+    .bind(error)
+    .bind(code.as_str())
+    .bind(now)
+    .bind(node)
+    .bind(unowned)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    let sessions: Vec<String> = sqlx::query_scalar(
+        "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost'
+         WHERE ended_at IS NULL AND (node_id = $2 OR ($3 = 1 AND node_id IS NULL)) RETURNING id",
+    )
+    .bind(now)
+    .bind(node)
+    .bind(unowned)
+    .fetch_all(&mut *tx)
+    .await?;
+    Ok((tasks, sessions))
 }
 
 #[cfg(test)]

@@ -273,31 +273,12 @@ impl Store {
     /// `TASK_INTERRUPTED`, and the sessions it left open are ended (so are rows from before sessions had
     /// a node). Other nodes' work is left alone. Returns (tasks failed, sessions ended).
     pub async fn recover_interrupted(&self, node: &str) -> Result<(u64, u64)> {
-        let now = now_ms();
         let mut tx = self.pool.begin().await?;
-        let tasks = sqlx::query(
-            "UPDATE tasks SET status = 'failed', error = $1, code = $2, guardrail = NULL, completed_at = $3
-             WHERE status IN ('running', 'guardrail')
-               AND session_id IN (SELECT id FROM sessions WHERE node_id = $4 OR node_id IS NULL)",
-        )
-        .bind("the task was cut off when the server stopped unexpectedly")
-        .bind(ErrorCode::TaskInterrupted.as_str())
-        .bind(now)
-        .bind(node)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        let sessions = sqlx::query(
-            "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost'
-             WHERE ended_at IS NULL AND (node_id = $2 OR node_id IS NULL)",
-        )
-        .bind(now)
-        .bind(node)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        let error = "the task was cut off when the server stopped unexpectedly";
+        let (tasks, sessions) =
+            crate::nodes::end_work_of(&mut tx, node, true, error, ErrorCode::TaskInterrupted, now_ms()).await?;
         tx.commit().await?;
-        Ok((tasks, sessions))
+        Ok((tasks, sessions.len() as u64))
     }
 }
 

@@ -4,6 +4,7 @@
 mod chat;
 mod console;
 mod health;
+mod internal;
 mod mcp;
 mod openai;
 mod sessions;
@@ -43,8 +44,7 @@ pub fn router(state: AppState) -> Router {
         .route("/console/{asset}", get(console::asset))
         .route("/task/{session_id}/{task_id}", get(tasks::poll))
         .route("/start/health", get(health::health))
-        .route("/internal/socket-message", post(crate::socket::internal_message))
-        .route("/internal/mcp-call", post(mcp::internal_call))
+        .route("/internal/{call}", post(internal::call))
         .route("/start/active-sockets", get(health::active_sockets))
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share))

@@ -9,7 +9,7 @@
 
 mod remote;
 
-pub(crate) use remote::internal_message;
+pub(crate) use remote::answer_for_node;
 
 use crate::capability::SocketKey;
 use crate::error::error_json;

@@ -4,12 +4,7 @@
 //! would; its answer is the ack.
 
 use super::{close, on_message};
-use crate::error::{error_json, ErrorResponse};
 use crate::state::AppState;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 use socketioxide::extract::SocketRef;
@@ -85,23 +80,9 @@ pub(super) async fn message(state: &AppState, session: &str, msg: Option<Value>)
     crate::forward::to_node(state, &owner, "/internal/socket-message", &body).await
 }
 
-/// `POST /internal/socket-message` (node to node): a socket message another node received for a session
-/// this node holds. Anyone without the node key gets the ordinary 404.
-pub(crate) async fn internal_message(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Response {
-    if !crate::forward::from_a_node(&state, &headers) {
-        return ErrorResponse(ApiError::new(ErrorCode::NotFound, "no such endpoint")).into_response();
-    }
-    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-        return Json(error_json(&ApiError::code(ErrorCode::InvalidParams))).into_response();
-    };
+/// A socket message another node received for a session this node holds (`POST /internal/socket-message`):
+/// answered as a local socket message would be.
+pub(crate) async fn answer_for_node(state: &AppState, body: &Value) -> Result<Value, ApiError> {
     let session = body.get("sessionId").and_then(Value::as_str).unwrap_or_default();
-    let answer = match on_message(&state, session, body.get("message").cloned().filter(|m| !m.is_null())).await {
-        Ok(answer) => answer,
-        Err(e) => error_json(&e),
-    };
-    Json(answer).into_response()
+    on_message(state, session, body.get("message").cloned().filter(|m| !m.is_null())).await
 }

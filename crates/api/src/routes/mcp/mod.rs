@@ -6,7 +6,7 @@
 mod remote;
 mod server;
 
-pub(crate) use remote::internal_call;
+pub(crate) use remote::answer_for_node;
 
 use crate::auth::AuthUser;
 use crate::error::ErrorResponse;

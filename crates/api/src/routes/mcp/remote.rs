@@ -3,12 +3,8 @@
 //! `McpServer::call` as a local call, and its answer (or error) returned as if made here.
 
 use super::McpServer;
-use crate::error::{error_json, ErrorResponse};
+use crate::error::error_json;
 use crate::state::AppState;
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::{json, Value};
 use webpilot_core::{ApiError, ErrorCode, UserId};
 use webpilot_store::User;
@@ -43,25 +39,16 @@ pub(super) async fn call(
     Err(ApiError::new(code, error["message"].as_str().unwrap_or_default().to_owned()))
 }
 
-/// `POST /internal/mcp-call` (node to node): a tool call another node received for a session this node
-/// holds, for the user it authenticated. Anyone without the node key gets the ordinary 404.
-pub(crate) async fn internal_call(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
-) -> Response {
-    if !crate::forward::from_a_node(&state, &headers) {
-        return ErrorResponse(ApiError::new(ErrorCode::NotFound, "no such endpoint")).into_response();
-    }
-    let answer = match run(&state, &body).await {
+/// A tool call another node received for a session this node holds, for the user it authenticated
+/// (`POST /internal/mcp-call`): run by the same code as a local call.
+pub(crate) async fn answer_for_node(state: &AppState, body: &Value) -> Value {
+    match run(state, body).await {
         Ok(result) => json!({ "ok": true, "result": result }),
         Err(e) => json!({ "ok": false, "error": error_json(&e) }),
-    };
-    Json(answer).into_response()
+    }
 }
 
-async fn run(state: &AppState, body: &[u8]) -> Result<Value, ApiError> {
-    let body: Value = serde_json::from_slice(body).map_err(|_| ApiError::code(ErrorCode::InvalidParams))?;
+async fn run(state: &AppState, body: &Value) -> Result<Value, ApiError> {
     let (Some(user), Some(name)) = (body["userId"].as_str(), body["name"].as_str()) else {
         return Err(ApiError::code(ErrorCode::InvalidParams));
     };
