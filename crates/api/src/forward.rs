@@ -92,8 +92,7 @@ async fn forward(state: &AppState, owner: &str, parts: axum::http::request::Part
         Ok(answer) => answer,
         Err(e) => {
             tracing::warn!(owner, error = %e, "forwarding to the session's node failed");
-            let msg = "the node holding this session cannot be reached; try again";
-            return ErrorResponse(ApiError::new(ErrorCode::InstanceUnavailable, msg)).into_response();
+            return ErrorResponse(owner_unreachable()).into_response();
         }
     };
     let mut response = Response::builder().status(answer.status());
@@ -122,8 +121,12 @@ pub(crate) async fn to_node(state: &AppState, owner: &str, path: &str, body: &Va
     };
     answer.map_err(|e| {
         tracing::warn!(owner, path, error = %e, "an internal call to the session's node failed");
-        ApiError::new(ErrorCode::InstanceUnavailable, "the node holding this session cannot be reached; try again")
+        owner_unreachable()
     })
+}
+
+fn owner_unreachable() -> ApiError {
+    ApiError::new(ErrorCode::InstanceUnavailable, "the node holding this session cannot be reached; try again")
 }
 
 /// Whether a request carries the node key (internal calls; anyone else gets the ordinary 404).
@@ -133,9 +136,10 @@ pub(crate) fn from_a_node(state: &AppState, headers: &HeaderMap) -> bool {
 }
 
 /// The node holding open session `session` when it is another alive node; `None` for this node's own,
-/// ended or unknown sessions.
+/// ended or unknown sessions. A node alone answers without asking the store (polls of finished tasks are
+/// a hot path).
 pub(crate) async fn owner_elsewhere(state: &AppState, session: &str) -> Option<String> {
-    if state.manager.is_live(session) {
+    if state.manager.is_live(session) || !state.cluster.has_peers() {
         return None;
     }
     match state.store.session_place(session, state.cluster.node_id()).await {

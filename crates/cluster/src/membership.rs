@@ -25,8 +25,8 @@ pub struct Membership {
     store: Store,
     node: Arc<NodeRecord>,
     config: MembershipConfig,
-    /// Free capacity of the other live nodes, as of the last tick.
-    free_elsewhere: Arc<AtomicI64>,
+    /// How many other live nodes there are, and their free capacity, as of the last tick.
+    peers: Arc<(AtomicI64, AtomicI64)>,
 }
 
 impl Membership {
@@ -42,7 +42,7 @@ impl Membership {
     ) -> Result<Membership, StoreError> {
         store.register_node(&node).await?;
         let membership =
-            Membership { store, node: Arc::new(node), config, free_elsewhere: Arc::new(AtomicI64::new(0)) };
+            Membership { store, node: Arc::new(node), config, peers: Arc::new((AtomicI64::new(0), AtomicI64::new(0))) };
         let beating = membership.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(beating.config.heartbeat);
@@ -61,13 +61,16 @@ impl Membership {
         &self.node.id
     }
 
-    pub fn address(&self) -> &str {
-        &self.node.address
-    }
-
     /// Free capacity of the other live nodes (as of the last heartbeat).
     pub fn free_elsewhere(&self) -> i64 {
-        self.free_elsewhere.load(Ordering::Relaxed)
+        self.peers.1.load(Ordering::Relaxed)
+    }
+
+    /// Whether another node was alive at the last heartbeat. A node alone (every SQLite deployment) need
+    /// not look up where a session lives. A node that joins is seen within one heartbeat, before a load
+    /// balancer's readiness check lets it take sessions.
+    pub fn has_peers(&self) -> bool {
+        self.peers.0.load(Ordering::Relaxed) > 0
     }
 
     fn timeout_ms(&self) -> i64 {
@@ -87,8 +90,11 @@ impl Membership {
             }
             Err(e) => tracing::warn!(error = %e, "node heartbeat failed"),
         }
-        match self.store.free_elsewhere(&self.node.id, self.timeout_ms()).await {
-            Ok(n) => self.free_elsewhere.store(n, Ordering::Relaxed),
+        match self.store.peers(&self.node.id, self.timeout_ms()).await {
+            Ok((count, free)) => {
+                self.peers.0.store(count, Ordering::Relaxed);
+                self.peers.1.store(free, Ordering::Relaxed);
+            }
             Err(e) => tracing::warn!(error = %e, "reading the cluster's free capacity failed"),
         }
         let silent = match self.store.silent_nodes(self.timeout_ms()).await {

@@ -51,7 +51,7 @@ pub fn now_ms() -> i64 {
 
 /// Which database engine a store runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
+enum Backend {
     Sqlite,
     Postgres,
 }
@@ -60,7 +60,6 @@ pub enum Backend {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
-    backend: Backend,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -122,11 +121,7 @@ impl Store {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
         }
-        Ok(Store { pool, backend })
-    }
-
-    pub fn backend(&self) -> Backend {
-        self.backend
+        Ok(Store { pool })
     }
 
     /// Closes the pool, flushing the WAL.

@@ -86,16 +86,17 @@ impl Store {
         Ok(())
     }
 
-    /// Free capacity of the nodes alive (heartbeat within `alive_ms`), other than `except`.
-    pub async fn free_elsewhere(&self, except: &str, alive_ms: i64) -> Result<i64> {
-        let free: Option<i64> = sqlx::query_scalar(
-            "SELECT CAST(SUM(free) AS BIGINT) FROM nodes WHERE id <> $1 AND stopped_at IS NULL AND heartbeat_at >= $2",
+    /// The nodes alive (heartbeat within `alive_ms`) other than `except`: how many, and their free capacity.
+    pub async fn peers(&self, except: &str, alive_ms: i64) -> Result<(i64, i64)> {
+        let (count, free): (i64, Option<i64>) = sqlx::query_as(
+            "SELECT COUNT(*), CAST(SUM(free) AS BIGINT) FROM nodes
+             WHERE id <> $1 AND stopped_at IS NULL AND heartbeat_at >= $2",
         )
         .bind(except)
         .bind(now_ms() - alive_ms)
         .fetch_one(&self.pool)
         .await?;
-        Ok(free.unwrap_or(0).max(0))
+        Ok((count, free.unwrap_or(0).max(0)))
     }
 
     /// The node holding open session `session`, when it is another alive one than `except`.
@@ -210,7 +211,7 @@ mod tests {
         assert_eq!(place, SessionPlace { node_id: "a".into(), address: "http://a:8080".into() });
         assert_eq!(s.session_place(on_a.as_str(), "a").await.unwrap(), None, "a node does not forward to itself");
         assert!(s.heartbeat("b", 3).await.unwrap());
-        assert_eq!(s.free_elsewhere("a", 60_000).await.unwrap(), 3);
+        assert_eq!(s.peers("a", 60_000).await.unwrap(), (1, 3));
 
         // Nobody is silent for a minute; everybody is for -1 ms.
         assert!(s.silent_nodes(60_000).await.unwrap().is_empty());
@@ -236,6 +237,6 @@ mod tests {
         s.register_node(&node("a")).await.unwrap();
         assert!(s.heartbeat("a", 4).await.unwrap());
         s.stop_node("a").await.unwrap();
-        assert_eq!(s.free_elsewhere("b", 60_000).await.unwrap(), 0);
+        assert_eq!(s.peers("b", 60_000).await.unwrap(), (0, 0));
     }
 }

@@ -8,8 +8,9 @@ use serde_json::{json, Value};
 use webpilot_cluster::RedisState;
 
 /// This node's health; `instanceCount` is the free capacity of the whole cluster (this node's now, the
-/// others' as of their last heartbeat) and `instancesAvailable` whether this node can start one. With Redis configured, `redis` says whether it answers; while it does not, the
-/// status is `degraded` (the node still serves, limiting requests on its own; docs/scaling.md).
+/// others' as of their last heartbeat) and `instancesAvailable` whether this node can start one. With
+/// Redis configured, `redis` says whether it answers; while it does not, the status is `degraded` (the
+/// node still serves, limiting requests on its own; docs/scaling.md).
 pub async fn health(State(state): State<AppState>) -> Json<Value> {
     let stats = state.manager.pool().stats();
     let free = stats.capacity.saturating_sub(stats.in_use);

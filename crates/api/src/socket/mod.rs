@@ -15,6 +15,7 @@ use crate::capability::SocketKey;
 use crate::error::error_json;
 use crate::state::AppState;
 use crate::views;
+use futures::{Stream, StreamExt};
 use serde_json::{json, Value};
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
@@ -27,6 +28,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
+use webpilot_cluster::WireEvent;
 use webpilot_core::events::SessionEvent;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_sessions::SendOutcome;
@@ -154,15 +156,16 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
     // Held by another node: `authorize` subscribed to its events.
     let subscribed = s.extensions.remove::<remote::Subscribed>().and_then(|sub| sub.take());
     let remote_here = subscribed.is_some();
-    let forwarder = match (subscribed, state.manager.subscribe(&session_id)) {
-        (Some(events), _) => remote::relay(&state, &s, events, in_flight.clone()),
-        (None, Some(events)) => tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone())),
+    let events = match (subscribed, state.manager.subscribe(&session_id)) {
+        (Some(events), _) => events,
+        (None, Some(events)) => Box::pin(local_events(events)),
         // The session ended since `authorize`.
         (None, None) => {
             let _ = s.disconnect();
             return;
         }
     };
+    let forwarder = tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone()));
     state.sockets.add(s.id.to_string(), session_id.clone(), forwarder.abort_handle());
     tracing::info!(session = %session_id, remote = remote_here, "socket connected");
     let for_messages = state.clone();
@@ -190,33 +193,40 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
     });
 }
 
-/// Emits every session event to the socket; after `end_session` (or when the session is gone) the
-/// socket is disconnected.
+/// Emits every session event to the socket (a local session's, or one relayed from the node that holds
+/// it); after `end_session` (or when the session is gone) the socket is disconnected.
 async fn forward(
     s: SocketRef,
-    mut events: broadcast::Receiver<SessionEvent>,
+    mut events: remote::EventStream,
     registry: Arc<SocketRegistry>,
     in_flight: Arc<watch::Sender<usize>>,
 ) {
-    loop {
-        match events.recv().await {
-            Ok(event) => {
-                let (name, payload) = event.wire();
-                if let Err(e) = s.emit(name, &payload) {
-                    tracing::debug!(error = %e, "emitting to a socket failed");
-                    break;
-                }
-                if matches!(event, SessionEvent::EndSession { .. }) {
-                    break;
-                }
-            }
-            Err(RecvError::Lagged(n)) => {
-                tracing::warn!(skipped = n, "a slow socket missed session events");
-            }
-            Err(RecvError::Closed) => break,
+    while let Some(event) = events.next().await {
+        if let Err(e) = s.emit(event.name.as_str(), &event.payload) {
+            tracing::debug!(error = %e, "emitting to a socket failed");
+            break;
+        }
+        if event.is_end() {
+            break;
         }
     }
     close(s, &registry, &in_flight).await;
+}
+
+/// The events of a session this node holds, in the shape they cross between nodes.
+fn local_events(events: broadcast::Receiver<SessionEvent>) -> impl Stream<Item = WireEvent> + Send {
+    futures::stream::unfold(events, |mut events| async move {
+        loop {
+            match events.recv().await {
+                Ok(event) => {
+                    let (name, payload) = event.wire();
+                    return Some((WireEvent { name: name.to_owned(), payload }, events));
+                }
+                Err(RecvError::Lagged(n)) => tracing::warn!(skipped = n, "a slow socket missed session events"),
+                Err(RecvError::Closed) => return None,
+            }
+        }
+    })
 }
 
 /// Disconnects a socket whose session ended, once the acks of the messages it is answering are out (a

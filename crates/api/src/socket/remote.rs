@@ -3,15 +3,12 @@
 //! `POST /internal/socket-message` with the node key, which answers them as a local socket message
 //! would; its answer is the ack.
 
-use super::{close, on_message};
+use super::on_message;
 use crate::state::AppState;
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use serde_json::{json, Value};
-use socketioxide::extract::SocketRef;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use webpilot_cluster::WireEvent;
 use webpilot_core::{ApiError, ErrorCode};
 
@@ -22,7 +19,7 @@ pub(super) async fn owner(state: &AppState, session: &str) -> Option<String> {
     crate::forward::owner_elsewhere(state, session).await
 }
 
-/// The events of a session another node holds, as they arrive.
+/// The events a socket is given: a local session's, or those of a session another node holds as they arrive.
 pub(super) type EventStream = Pin<Box<dyn Stream<Item = WireEvent> + Send>>;
 
 /// A subscription made while the connection is authorised (before the client hears `connect`, so no
@@ -49,28 +46,6 @@ pub(super) async fn subscribe(state: &AppState, session: &str) -> Option<Subscri
     // Subscribed first, then checked: an end published in between is in the subscription.
     owner(state, session).await?;
     Some(Subscribed(Arc::new(Mutex::new(Some(Box::pin(events))))))
-}
-
-/// Emits the subscribed events to `s` until `end_session`, then closes it.
-pub(super) fn relay(
-    state: &AppState,
-    s: &SocketRef,
-    mut events: EventStream,
-    in_flight: Arc<watch::Sender<usize>>,
-) -> JoinHandle<()> {
-    let (s, registry) = (s.clone(), state.sockets.clone());
-    tokio::spawn(async move {
-        while let Some(event) = events.next().await {
-            if let Err(e) = s.emit(event.name.as_str(), &event.payload) {
-                tracing::debug!(error = %e, "emitting to a socket failed");
-                break;
-            }
-            if event.is_end() {
-                break;
-            }
-        }
-        close(s, &registry, &in_flight).await;
-    })
 }
 
 /// A socket message for a session another node holds: answered by that node.
