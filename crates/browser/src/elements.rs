@@ -272,19 +272,21 @@ impl SessionPage {
     }
 }
 
-/// Arms a one-shot promise in a frame that settles once the frame has dispatched the next click (or after
-/// 1.5 s, when the click landed elsewhere).
+/// Arms a one-shot promise in a frame that settles once the frame has dispatched the next click, with the
+/// snapshot index of the element it hit (or null after 1.5 s, when the click landed elsewhere).
 const CLICK_ARM: &str = "(() => { Object.defineProperty(window, '__webpilotClick', { configurable: true, value: \
-    new Promise(done => { addEventListener('click', () => setTimeout(done, 0), { once: true, capture: true }); \
-    setTimeout(done, 1500); }) }); return true; })()";
+    new Promise(done => { addEventListener('click', e => { const hit = e.target && e.target.closest \
+    ? e.target.closest('[data-wp-index]') : null; const i = hit ? Number(hit.getAttribute('data-wp-index')) : null; \
+    setTimeout(() => done(i), 0); }, { once: true, capture: true }); setTimeout(() => done(null), 1500); }) }); \
+    return true; })()";
 
 /// Settles once the focused field of the document ends with ARG (its typed text), or after 1.5 s.
 const TYPED_SEEN: &str = "return new Promise(done => { const began = Date.now(); const check = () => { \
     const el = document.activeElement; const v = el && 'value' in el ? String(el.value) : ''; \
     if (v.endsWith(ARG) || Date.now() - began > 1500) done(true); else setTimeout(check, 20); }; check(); });";
 
-/// Waits for the promise [`CLICK_ARM`] set.
-const CLICK_SEEN: &str = "Promise.resolve(window.__webpilotClick).then(() => true)";
+/// Waits for the promise [`CLICK_ARM`] set: the index of the element the click hit, or null.
+const CLICK_SEEN: &str = "Promise.resolve(window.__webpilotClick)";
 
 /// Replaces each frame placeholder whose document was read by that document's tree, with its indices
 /// moved after the page's (`next` onwards) and remembered in `found`.

@@ -37,9 +37,15 @@ const FOOTER: [&str; 20] = [
 ];
 const FILTERS: [&str; 5] = ["In stock", "On sale", "Free shipping", "4 stars & up", "New arrivals"];
 
-/// The script every document with cards carries: "Add to cart" fills its `Cart:` line.
+/// The script every document with cards carries: "Add to cart" fills its `Cart:` line, which also says
+/// when one product was added more than once (so a click that lands twice shows).
 const CART_SCRIPT: &str = r#"<script>
-function addToCart(n) { document.getElementById('cart').textContent = 'Cart: Product ' + n; }
+var added = {};
+function addToCart(n) {
+  added[n] = (added[n] || 0) + 1;
+  document.getElementById('cart').textContent =
+    'Cart: Product ' + n + (added[n] > 1 ? ' (added ' + added[n] + ' times)' : '');
+}
 </script>"#;
 
 fn card(n: u32) -> String {
