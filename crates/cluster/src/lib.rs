@@ -12,7 +12,7 @@ mod window;
 
 pub use events::{EventFanout, WireEvent};
 pub use link::{RedisLink, RedisState};
-pub use membership::{Membership, MembershipConfig, OnReaped};
+pub use membership::{Hooks, Membership, MembershipConfig, OnLost, OnReaped};
 pub use node_key::{NodeKey, NODE_KEY_HEADER};
 pub use window::{SharedWindow, WindowCount};
 

@@ -19,6 +19,17 @@ pub struct MembershipConfig {
 /// Called with what was ended when this node declared another lost.
 pub type OnReaped = Arc<dyn Fn(&str, &Reaped) + Send + Sync>;
 
+/// Called when this node learns that another declared it lost; resolves once its own live sessions
+/// are ended (their rows, tasks and claims were ended by the other node already).
+pub type OnLost = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
+/// What the heartbeat calls when nodes are lost.
+#[derive(Clone)]
+pub struct Hooks {
+    pub on_reaped: OnReaped,
+    pub on_lost: OnLost,
+}
+
 /// This node's place in the cluster; cheap to clone.
 #[derive(Clone)]
 pub struct Membership {
@@ -37,7 +48,7 @@ impl Membership {
         node: NodeRecord,
         config: MembershipConfig,
         free: impl Fn() -> i64 + Send + Sync + 'static,
-        on_reaped: OnReaped,
+        hooks: Hooks,
         stop: CancellationToken,
     ) -> Result<Membership, StoreError> {
         store.register_node(&node).await?;
@@ -50,7 +61,7 @@ impl Membership {
             loop {
                 tokio::select! {
                     _ = stop.cancelled() => break,
-                    _ = tick.tick() => beating.beat(free(), &on_reaped).await,
+                    _ = tick.tick() => beating.beat(free(), &hooks).await,
                 }
             }
         });
@@ -77,13 +88,17 @@ impl Membership {
         self.config.timeout.as_millis() as i64
     }
 
-    async fn beat(&self, free: i64, on_reaped: &OnReaped) {
+    async fn beat(&self, free: i64, hooks: &Hooks) {
         match self.store.heartbeat(&self.node.id, free).await {
             Ok(true) => {}
             Ok(false) => {
                 // Another node declared this one lost (a pause or a partition longer than the timeout):
-                // its sessions' rows were ended then. Join again for the sessions to come.
-                tracing::error!(node = %self.node.id, "this node had been declared lost; registering again");
+                // its sessions' rows were ended and their tasks failed then, and their clients told. End
+                // them here too, so no browser keeps working for a session the cluster thinks is gone;
+                // then join again for the sessions to come.
+                tracing::error!(node = %self.node.id, "this node had been declared lost; ending its sessions");
+                metrics::counter!("webpilot_node_declared_lost_total").increment(1);
+                (hooks.on_lost)().await;
                 if let Err(e) = self.store.register_node(&self.node).await {
                     tracing::warn!(error = %e, "registering the node again failed");
                 }
@@ -111,7 +126,7 @@ impl Membership {
                         tasks = reaped.tasks_failed,
                         "a silent node was declared lost: its sessions ended as instance_lost"
                     );
-                    on_reaped(node, &reaped);
+                    (hooks.on_reaped)(node, &reaped);
                 }
                 Ok(None) => {}
                 Err(e) => tracing::warn!(node = %node, error = %e, "declaring a silent node lost failed"),

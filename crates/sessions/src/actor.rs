@@ -25,10 +25,27 @@ pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
 pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
 
 pub(crate) enum Command {
-    NewTask { start: Box<TaskStart>, reply: Reply<Arc<LiveTask>> },
-    State { command: StateCommand, reply: Reply<String> },
-    Interaction { action: Interaction, reply: Reply<String> },
-    Guardrail { answer: String, reply: Reply<String> },
+    NewTask {
+        start: Box<TaskStart>,
+        reply: Reply<Arc<LiveTask>>,
+    },
+    State {
+        command: StateCommand,
+        reply: Reply<String>,
+    },
+    Interaction {
+        action: Interaction,
+        reply: Reply<String>,
+    },
+    Guardrail {
+        answer: String,
+        reply: Reply<String>,
+    },
+    /// End the session for `reason` (not a caller's request: e.g. the cluster declared this node lost).
+    End {
+        reason: EndReason,
+        reply: Reply<String>,
+    },
 }
 
 pub(crate) struct SessionActor {
@@ -53,7 +70,7 @@ pub(crate) struct SessionActor {
     pub snapshot: Snapshot,
     pub next_snapshot: Instant,
     /// The user's place for this session, given back when the actor ends.
-    pub _slot: SessionSlot,
+    pub slot: SessionSlot,
     /// Tells the live view which pages to watch (a recovery installs new ones).
     pub pages: tokio::sync::watch::Sender<SessionPage>,
 }
@@ -168,6 +185,10 @@ impl SessionActor {
                 self.interaction(action, reply).await;
                 None
             }
+            Command::End { reason, reply } => {
+                self.end_replies.push(reply);
+                Some(reason)
+            }
             Command::Guardrail { answer, reply } => {
                 let answered = self.task.as_ref().is_some_and(|t| t.live.control.answer(answer));
                 let _ = reply.send(if answered {
@@ -217,7 +238,7 @@ impl SessionActor {
         }
         if let Some(mut task) = self.task.take() {
             let result = runner::halt(&mut task).await;
-            self.record(&task.live, result).await;
+            self.record(&mut task, result).await;
         }
     }
 
@@ -308,8 +329,11 @@ impl SessionActor {
     }
 
     /// Records a task's outcome (stored, charged, published) and forgets it.
-    pub(crate) async fn record(&self, live: &Arc<LiveTask>, result: Result<String, AgentError>) {
-        match runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, result).await {
+    pub(crate) async fn record(&self, task: &mut RunningTask, result: Result<String, AgentError>) {
+        let live = &task.live;
+        match runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, &mut task.hold, result)
+            .await
+        {
             None => self.shared.unregister_task(&live.id),
             // Still registered, so polls show the kept final view until the write goes through.
             Some(pending) => {
@@ -326,12 +350,12 @@ impl SessionActor {
     /// must close (terminateOnCompletion — but a task the caller stopped leaves the session open for a
     /// new one, as the spec's States part says).
     async fn on_task_end(&mut self, result: Result<String, AgentError>) -> Option<EndReason> {
-        let task = self.task.take()?;
+        let mut task = self.task.take()?;
         let stopped = matches!(&result, Err(e) if e.code == ErrorCode::TaskStopped);
         let lost = !self.lease.is_alive();
         // A task cut off by a dead browser fails as such, whatever its last action reported.
         let result = if lost { result.map_err(|_| instance_lost_error()) } else { result };
-        self.record(&task.live, result).await;
+        self.record(&mut task, result).await;
         if let Err(e) = self.apply(Input::TaskFinished).await {
             tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
         }
@@ -362,7 +386,7 @@ impl SessionActor {
                     Err(AgentError::new(ErrorCode::TaskStopped, "the session was terminated while the task ran"))
                 }
             };
-            self.record(&task.live, result).await;
+            self.record(&mut task, result).await;
         }
         self.interactions.abort_all();
         self.state = SessionState::Terminated;
@@ -372,6 +396,8 @@ impl SessionActor {
         self.shared.unregister_session(&self.id);
         let _ = self.bus.send(SessionEvent::EndSession { reason });
         tracing::info!(session = %self.id, reason = reason.as_str(), "session ended");
+        // The user's place is free on every node before anyone is told the session ended.
+        self.slot.release().await;
         let replies = std::mem::take(&mut self.end_replies);
         // Dropping self releases the lease (the browser context is disposed) before anyone is told.
         drop(self);

@@ -1,12 +1,16 @@
 //! Who may start work now: a per-user cap on open sessions, and a hold on the user's balance for every
-//! running task, so parallel work against a small balance cannot overdraw it by more than one hold. Both
-//! are counted here, in memory, under one lock (so two requests cannot both take the last place) and
-//! given back on drop: a hold is released after its task's real cost is charged, and nothing held
-//! survives a crash as a phantom debit.
+//! running task, so parallel work against a small balance cannot overdraw it by more than one hold.
+//!
+//! A node alone counts in memory, under one lock (so two requests cannot both take the last place).
+//! Nodes sharing a database count there instead (`Store::claim`), so the cap and the holds are the
+//! user's across the cluster, not per node. Either way a place is given back by `release` when its
+//! session or task ends (after the task's real cost is charged), or on drop; nothing held survives a
+//! crash as a phantom debit (a restarting or lost node's claims are dropped with its work).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use webpilot_core::{ApiError, ErrorCode, UserId};
+use webpilot_store::{ClaimKind, ClaimLimits, ClaimRefusal, Store};
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Load {
@@ -14,19 +18,37 @@ struct Load {
     held_micros: i64,
 }
 
+/// Where places are counted.
+enum Counter {
+    /// This node alone: in memory.
+    Local(Mutex<HashMap<UserId, Load>>),
+    /// Every node on `store`: in its `claims` table, recorded as held by `node`.
+    Shared { store: Store, node: String },
+}
+
 pub(crate) struct Admission {
     max_sessions_per_user: usize,
     hold_micros: i64,
-    load: Mutex<HashMap<UserId, Load>>,
+    counter: Counter,
 }
 
 impl Admission {
-    pub fn new(max_sessions_per_user: usize, hold_micros: i64) -> Arc<Self> {
-        Arc::new(Admission { max_sessions_per_user, hold_micros: hold_micros.max(0), load: Mutex::new(HashMap::new()) })
+    /// Counts in memory: for a node that shares its database with no other.
+    pub fn local(max_sessions_per_user: usize, hold_micros: i64) -> Arc<Self> {
+        Self::with(max_sessions_per_user, hold_micros, Counter::Local(Mutex::new(HashMap::new())))
     }
 
-    fn with_load<T>(&self, user: &UserId, f: impl FnOnce(&mut Load) -> T) -> T {
-        let mut map = self.load.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    /// Counts in `store`, which other nodes share, as node `node`.
+    pub fn shared(max_sessions_per_user: usize, hold_micros: i64, store: Store, node: String) -> Arc<Self> {
+        Self::with(max_sessions_per_user, hold_micros, Counter::Shared { store, node })
+    }
+
+    fn with(max_sessions_per_user: usize, hold_micros: i64, counter: Counter) -> Arc<Self> {
+        Arc::new(Admission { max_sessions_per_user, hold_micros: hold_micros.max(0), counter })
+    }
+
+    fn with_load<T>(map: &Mutex<HashMap<UserId, Load>>, user: &UserId, f: impl FnOnce(&mut Load) -> T) -> T {
+        let mut map = map.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let load = map.entry(user.clone()).or_default();
         let out = f(load);
         if load.sessions == 0 && load.held_micros == 0 {
@@ -35,69 +57,130 @@ impl Admission {
         out
     }
 
-    /// What `balance_micros` leaves for new work once the running tasks' holds are set aside.
-    fn available(load: &Load, balance_micros: i64) -> i64 {
-        balance_micros - load.held_micros
+    fn refused(&self, why: ClaimRefusal) -> ApiError {
+        match why {
+            ClaimRefusal::Balance | ClaimRefusal::NoUser => ApiError::code(ErrorCode::InsufficientBalance),
+            ClaimRefusal::SessionCap => ApiError::new(
+                ErrorCode::SessionLimitReached,
+                format!("a user may have at most {} sessions open; terminate one first", self.max_sessions_per_user),
+            ),
+        }
+    }
+
+    /// Takes one `kind` place for `user`: refused when `balance_micros` less the running tasks' holds
+    /// covers no new work (402), or, for a session, at the cap (429 `SESSION_LIMIT_REACHED`). A shared
+    /// counter reads the balance itself, in the same transaction.
+    async fn take(self: &Arc<Self>, user: &UserId, balance_micros: i64, kind: ClaimKind) -> Result<Place, ApiError> {
+        let taken = match &self.counter {
+            Counter::Local(map) => Self::with_load(map, user, |load| {
+                if balance_micros - load.held_micros <= 0 {
+                    return Err(self.refused(ClaimRefusal::Balance));
+                }
+                match kind {
+                    ClaimKind::Session if load.sessions >= self.max_sessions_per_user => {
+                        Err(self.refused(ClaimRefusal::SessionCap))
+                    }
+                    ClaimKind::Session => {
+                        load.sessions += 1;
+                        Ok(Taken::Session)
+                    }
+                    ClaimKind::Task => {
+                        load.held_micros += self.hold_micros;
+                        Ok(Taken::Hold(self.hold_micros))
+                    }
+                }
+            })?,
+            Counter::Shared { store, node } => {
+                let limits = ClaimLimits {
+                    max_sessions: i64::try_from(self.max_sessions_per_user).unwrap_or(i64::MAX),
+                    task_hold_micros: self.hold_micros,
+                };
+                match store.claim(user, node, kind, limits).await {
+                    Ok(Ok(id)) => Taken::Claim(id),
+                    Ok(Err(why)) => return Err(self.refused(why)),
+                    Err(e) => return Err(crate::actor::internal("counting the user's sessions and tasks", e)),
+                }
+            }
+        };
+        Ok(Place { admission: self.clone(), user: user.clone(), taken })
     }
 
     /// A place for one more session of `user` (429 `SESSION_LIMIT_REACHED` at the cap), if the balance
     /// can still cover new work (402 otherwise).
-    pub fn open_session(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<SessionSlot, ApiError> {
-        self.with_load(user, |load| {
-            if Self::available(load, balance_micros) <= 0 {
-                return Err(ApiError::code(ErrorCode::InsufficientBalance));
-            }
-            if load.sessions >= self.max_sessions_per_user {
-                return Err(ApiError::new(
-                    ErrorCode::SessionLimitReached,
-                    format!(
-                        "a user may have at most {} sessions open; terminate one first",
-                        self.max_sessions_per_user
-                    ),
-                ));
-            }
-            load.sessions += 1;
-            Ok(())
-        })?;
-        Ok(SessionSlot { admission: self.clone(), user: user.clone() })
+    pub async fn open_session(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<SessionSlot, ApiError> {
+        self.take(user, balance_micros, ClaimKind::Session).await
     }
 
     /// Sets a task's estimate aside from `balance_micros`; 402 `INSUFFICIENT_BALANCE` when nothing is
     /// left after the holds of `user`'s running tasks.
-    pub fn hold(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<Hold, ApiError> {
-        self.with_load(user, |load| {
-            if Self::available(load, balance_micros) <= 0 {
-                return Err(ApiError::code(ErrorCode::InsufficientBalance));
+    pub async fn hold(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<Hold, ApiError> {
+        self.take(user, balance_micros, ClaimKind::Task).await
+    }
+}
+
+/// What a place holds until it is given back.
+enum Taken {
+    Session,
+    Hold(i64),
+    Claim(String),
+    Released,
+}
+
+/// A user's place: an open session ([`SessionSlot`]) or a running task's hold ([`Hold`]).
+pub(crate) struct Place {
+    admission: Arc<Admission>,
+    user: UserId,
+    taken: Taken,
+}
+
+/// One open session of a user.
+pub(crate) type SessionSlot = Place;
+/// A running task's hold on its user's balance.
+pub(crate) type Hold = Place;
+
+impl Place {
+    /// Gives the place back now (once the session ended, or the task's cost was charged), so the user's
+    /// next request sees it free on every node.
+    pub async fn release(&mut self) {
+        if let Some(claim) = self.give_back_locally() {
+            if let Counter::Shared { store, .. } = &self.admission.counter {
+                if let Err(e) = store.release_claim(&claim).await {
+                    tracing::warn!(error = %e, "giving back a claim failed; the node drops it when it stops");
+                }
             }
-            load.held_micros += self.hold_micros;
-            Ok(())
-        })?;
-        Ok(Hold { admission: self.clone(), user: user.clone(), micros: self.hold_micros })
+        }
+    }
+
+    /// Releases a local place at once; returns the claim a shared one still has to delete.
+    fn give_back_locally(&mut self) -> Option<String> {
+        let (user, admission) = (&self.user, &self.admission);
+        match (std::mem::replace(&mut self.taken, Taken::Released), &admission.counter) {
+            (Taken::Session, Counter::Local(map)) => {
+                Admission::with_load(map, user, |l| l.sessions = l.sessions.saturating_sub(1))
+            }
+            (Taken::Hold(micros), Counter::Local(map)) => Admission::with_load(map, user, |l| l.held_micros -= micros),
+            (Taken::Claim(id), _) => return Some(id),
+            _ => {}
+        }
+        None
     }
 }
 
-/// One open session of a user; given back when dropped (the session ended).
-pub(crate) struct SessionSlot {
-    admission: Arc<Admission>,
-    user: UserId,
-}
-
-impl Drop for SessionSlot {
+impl Drop for Place {
     fn drop(&mut self) {
-        self.admission.with_load(&self.user, |l| l.sessions = l.sessions.saturating_sub(1));
-    }
-}
-
-/// A running task's hold on its user's balance; released when dropped (after the real cost is charged).
-pub(crate) struct Hold {
-    admission: Arc<Admission>,
-    user: UserId,
-    micros: i64,
-}
-
-impl Drop for Hold {
-    fn drop(&mut self) {
-        self.admission.with_load(&self.user, |l| l.held_micros -= self.micros);
+        let Some(claim) = self.give_back_locally() else { return };
+        let Counter::Shared { store, .. } = &self.admission.counter else { return };
+        let store = store.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(async move {
+                    if let Err(e) = store.release_claim(&claim).await {
+                        tracing::warn!(error = %e, "giving back a claim failed; the node drops it when it stops");
+                    }
+                });
+            }
+            Err(_) => tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops"),
+        }
     }
 }
 
@@ -105,29 +188,53 @@ impl Drop for Hold {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_session_cap_is_per_user_and_comes_back_on_drop() {
-        let a = Admission::new(2, 0);
+    #[tokio::test]
+    async fn the_session_cap_is_per_user_and_comes_back_on_drop() {
+        let a = Admission::local(2, 0);
         let (alice, bob) = (UserId::new(), UserId::new());
-        let s1 = a.open_session(&alice, 100).expect("first");
-        let _s2 = a.open_session(&alice, 100).expect("second");
-        let err = a.open_session(&alice, 100).err().expect("third refused");
+        let s1 = a.open_session(&alice, 100).await.expect("first");
+        let _s2 = a.open_session(&alice, 100).await.expect("second");
+        let err = a.open_session(&alice, 100).await.err().expect("third refused");
         assert_eq!(err.code, ErrorCode::SessionLimitReached);
-        assert!(a.open_session(&bob, 100).is_ok(), "other users are not affected");
+        assert!(a.open_session(&bob, 100).await.is_ok(), "other users are not affected");
         drop(s1);
-        assert!(a.open_session(&alice, 100).is_ok());
+        assert!(a.open_session(&alice, 100).await.is_ok());
     }
 
-    #[test]
-    fn holds_stop_parallel_work_from_overdrawing_a_small_balance() {
-        let a = Admission::new(10, 10_000);
+    #[tokio::test]
+    async fn holds_stop_parallel_work_from_overdrawing_a_small_balance() {
+        let a = Admission::local(10, 10_000);
         let u = UserId::new();
-        let first = a.hold(&u, 4_000).expect("the balance covers new work");
-        let err = a.hold(&u, 4_000).err().expect("nothing left after the first hold");
+        let mut first = a.hold(&u, 4_000).await.expect("the balance covers new work");
+        let err = a.hold(&u, 4_000).await.err().expect("nothing left after the first hold");
         assert_eq!(err.code, ErrorCode::InsufficientBalance);
-        assert_eq!(a.open_session(&u, 4_000).err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
-        drop(first);
-        assert!(a.hold(&u, 4_000).is_ok());
-        assert!(a.hold(&UserId::new(), 0).is_err(), "an empty balance starts nothing");
+        assert_eq!(a.open_session(&u, 4_000).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
+        first.release().await;
+        assert!(a.hold(&u, 4_000).await.is_ok());
+        assert!(a.hold(&UserId::new(), 0).await.is_err(), "an empty balance starts nothing");
+    }
+
+    #[tokio::test]
+    async fn shared_admission_counts_every_node_on_the_database() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open_sqlite(&dir.path().join("t.db")).await.expect("store");
+        let user = store.create_user("u", 8_000).await.expect("user");
+        let a = Admission::shared(1, 10_000, store.clone(), "a".into());
+        let b = Admission::shared(1, 10_000, store.clone(), "b".into());
+        let mut on_a = a.open_session(&user.id, 0).await.expect("a session on a");
+        let err = b.open_session(&user.id, 0).await.err().expect("the cap is the user's, not the node's");
+        assert_eq!(err.code, ErrorCode::SessionLimitReached);
+        on_a.release().await;
+        let _on_b = b.open_session(&user.id, 0).await.expect("released on a, free on b");
+        let held = a.hold(&user.id, 0).await.expect("the balance covers one hold");
+        assert_eq!(b.hold(&user.id, 0).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
+        drop(held);
+        for _ in 0..50 {
+            if b.hold(&user.id, 0).await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("a dropped hold was never given back");
     }
 }

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
 use webpilot_browser::{BrowserError, BrowserPool, SessionPage};
-use webpilot_core::events::SessionEvent;
+use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
 use webpilot_core::state::SessionState;
 use webpilot_core::usage::Prices;
@@ -45,6 +45,9 @@ pub struct SessionConfig {
     pub task_hold_micros: i64,
     /// This node's id: the sessions it starts are recorded as held by it.
     pub node_id: String,
+    /// Count the per-user session cap and task holds in the database, which other nodes share, instead
+    /// of in this node's memory.
+    pub shared_limits: bool,
 }
 
 impl Default for SessionConfig {
@@ -59,6 +62,7 @@ impl Default for SessionConfig {
             max_sessions_per_user: 3,
             task_hold_micros: 50_000,
             node_id: "local".into(),
+            shared_limits: false,
         }
     }
 }
@@ -154,12 +158,21 @@ fn no_session() -> ApiError {
 
 impl SessionManager {
     pub fn new(store: Store, pool: BrowserPool, agent: Arc<dyn Agent>, config: SessionConfig) -> Self {
+        let admission = match config.shared_limits {
+            true => Admission::shared(
+                config.max_sessions_per_user,
+                config.task_hold_micros,
+                store.clone(),
+                config.node_id.clone(),
+            ),
+            false => Admission::local(config.max_sessions_per_user, config.task_hold_micros),
+        };
         SessionManager {
             shared: Arc::new(Shared {
                 store,
                 pool,
                 agent,
-                admission: Admission::new(config.max_sessions_per_user, config.task_hold_micros),
+                admission,
                 config,
                 shutdown: CancellationToken::new(),
                 sessions: Mutex::new(HashMap::new()),
@@ -207,7 +220,7 @@ impl SessionManager {
     ) -> Result<StartedSession, ApiError> {
         let began = Instant::now();
         // Counted before the browser is leased, so one user cannot take every browser.
-        let slot = self.shared.admission.open_session(&user.id, user.balance_micros)?;
+        let slot = self.shared.admission.open_session(&user.id, user.balance_micros).await?;
         let lease = self.shared.pool.lease(params.limits.avoid_domains.clone()).await.map_err(|e| match e {
             BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
             other => {
@@ -265,7 +278,7 @@ impl SessionManager {
             end_replies: Vec::new(),
             snapshot: Default::default(),
             next_snapshot: now + Duration::from_secs(1),
-            _slot: slot,
+            slot,
             pages: pages_tx,
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
@@ -287,7 +300,7 @@ impl SessionManager {
                     limits: params.limits.clone(),
                     terminate_on_completion: params.terminate_on_completion,
                 };
-                let started = match self.shared.admission.hold(&user.id, user.balance_micros) {
+                let started = match self.shared.admission.hold(&user.id, user.balance_micros).await {
                     Ok(hold) => self.start_task(&session_id, &handle, task, context, hold).await,
                     Err(e) => Err(e),
                 };
@@ -351,7 +364,7 @@ impl SessionManager {
         match Message::parse(message, &handle.defaults)? {
             Message::NewTask(task) => {
                 let balance = self.balance(&user.id).await?;
-                let hold = self.shared.admission.hold(&user.id, balance)?;
+                let hold = self.shared.admission.hold(&user.id, balance).await?;
                 self.start_task(&id, &handle, task, Vec::new(), hold).await.map(SendOutcome::Task)
             }
             Message::State(command) => {
@@ -395,6 +408,14 @@ impl SessionManager {
         if let Err(e) = self.ask(&handle, |reply| Command::State { command, reply }).await {
             tracing::debug!(session = %session_id, error = %e, "terminate: the session had already ended");
         }
+    }
+
+    /// Ends every live session for `reason` and waits until each is closed; returns how many there were.
+    pub async fn end_all(&self, reason: EndReason) -> usize {
+        let handles: Vec<SessionHandle> =
+            self.shared.sessions.lock().map(|m| m.values().cloned().collect()).unwrap_or_default();
+        let ends = handles.iter().map(|h| self.ask(h, |reply| Command::End { reason, reply }));
+        futures::future::join_all(ends).await.len()
     }
 
     /// Terminates a session in the background (used from `Drop`, e.g. when a client disconnects);

@@ -103,7 +103,7 @@ impl SessionActor {
         let _ = self.bus.send(SessionEvent::InstanceDisconnected { grace_period_ms: grace_ms });
         if let Some(mut task) = self.task.take() {
             let result = runner::halt(&mut task).await.map_err(|_| instance_lost_error());
-            self.record(&task.live, result).await;
+            self.record(&mut task, result).await;
             if let Err(e) = self.apply(webpilot_core::state::Input::TaskFinished).await {
                 tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
             }

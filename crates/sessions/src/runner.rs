@@ -15,7 +15,7 @@ use webpilot_core::params::NewTask;
 use webpilot_core::secrets::Secrets;
 use webpilot_core::usage::{micros_to_usd, Prices, Usage};
 use webpilot_core::{ErrorCode, SessionId, TaskId};
-use webpilot_store::{Store, TaskOutcome};
+use webpilot_store::{Store, StoreError, TaskOutcome};
 
 /// What a new task brings: its parameters, earlier conversation (chat completions), its hold, and
 /// the trace to replay (`replayOf`).
@@ -28,8 +28,8 @@ pub(crate) struct TaskStart {
 
 pub(crate) struct RunningTask {
     pub live: Arc<LiveTask>,
-    /// Released when the task is dropped, after its outcome and real cost are recorded.
-    _hold: Hold,
+    /// Released once the task's outcome and real cost are recorded (or when dropped).
+    pub hold: Hold,
     pub join: JoinHandle<Result<String, AgentError>>,
     pub terminate_on_completion: bool,
 }
@@ -82,7 +82,7 @@ pub(crate) fn spawn(
         };
         masked(result, &secrets, structured)
     });
-    RunningTask { live, join, terminate_on_completion: task.terminate_on_completion, _hold: hold }
+    RunningTask { live, join, terminate_on_completion: task.terminate_on_completion, hold }
 }
 
 /// The result with every secret value masked: no value is stored, published or returned.
@@ -136,6 +136,9 @@ impl PendingOutcome {
             }
             match store.finish_task(id, &self.outcome, self.usage, self.cost).await {
                 Ok(_) => return tracing::info!(task = %id, "a task outcome was stored on a later attempt"),
+                Err(StoreError::NotFound(_)) => {
+                    return tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored")
+                }
                 Err(e) => tracing::warn!(task = %id, error = %e, "storing a task outcome failed again"),
             }
         }
@@ -150,6 +153,7 @@ pub(crate) async fn finish(
     prices: &Prices,
     bus: &broadcast::Sender<SessionEvent>,
     live: &LiveTask,
+    hold: &mut Hold,
     result: Result<String, AgentError>,
 ) -> Option<PendingOutcome> {
     let usage = live.meter.snapshot();
@@ -180,6 +184,17 @@ pub(crate) async fn finish(
     let pending = match store.finish_task(&live.id, &outcome, usage, cost).await {
         Ok(balance) => {
             tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished");
+            // Charged: the hold is given back before anyone hears the task ended, so the user's next task
+            // is not refused for a hold already settled. (An uncharged outcome keeps its hold until the
+            // task is dropped.)
+            hold.release().await;
+            None
+        }
+        Err(StoreError::NotFound(_)) => {
+            // No longer running in the database: another node declared this one lost and failed the
+            // task (charging nothing). That record stands; polls read it once the task is forgotten.
+            tracing::warn!(task = %live.id, "the task had already been ended by another node; its outcome is not stored");
+            hold.release().await;
             None
         }
         Err(e) => {

@@ -6,6 +6,7 @@
 //! JSON columns) and every statement uses `$N` placeholders, which SQLite accepts too. Each backend has its
 //! own migration folder.
 
+mod claims;
 mod keys;
 mod nodes;
 mod retry;
@@ -14,6 +15,7 @@ mod tasks;
 pub mod testdb;
 mod users;
 
+pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
 pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use sessions::SessionRecord;

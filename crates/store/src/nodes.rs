@@ -76,13 +76,17 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// A graceful stop: the node's row says so, and nobody waits for its heartbeat to time out.
+    /// A graceful stop: the node's row says so, and nobody waits for its heartbeat to time out. Claims
+    /// its sessions and tasks did not give back (a release that failed on the way down) are dropped.
     pub async fn stop_node(&self, node: &str) -> Result<()> {
+        let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE nodes SET stopped_at = $1 WHERE id = $2 AND stopped_at IS NULL")
             .bind(now_ms())
             .bind(node)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
+        sqlx::query("DELETE FROM claims WHERE node_id = $1").bind(node).execute(&mut *tx).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -135,6 +139,7 @@ impl Store {
                 .await?
                 .rows_affected();
         if claimed == 0 {
+            tx.rollback().await?;
             return Ok(None);
         }
         let error = "the node running this task's browser stopped answering";
@@ -146,7 +151,8 @@ impl Store {
 }
 
 /// Inside the caller's transaction: fails the running tasks of `node`'s sessions with `code` and ends its
-/// open sessions as `instance_lost` (with `unowned_too`, also those rows from before sessions had a node).
+/// open sessions as `instance_lost` (with `unowned_too`, also those rows from before sessions had a node),
+/// and drops its claims.
 /// Returns (tasks failed, sessions ended).
 pub(crate) async fn end_work_of(
     tx: &mut sqlx::AnyConnection,
@@ -179,6 +185,7 @@ pub(crate) async fn end_work_of(
     .bind(unowned)
     .fetch_all(&mut *tx)
     .await?;
+    sqlx::query("DELETE FROM claims WHERE node_id = $1").bind(node).execute(&mut *tx).await?;
     Ok((tasks, sessions))
 }
 

@@ -202,6 +202,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         let Some(user) = user else {
+            tx.rollback().await?;
             return Err(StoreError::NotFound("running task"));
         };
         let user = UserId::from_string(user);

@@ -40,6 +40,18 @@ impl TestDatabase {
         Ok(TestDatabase { url: format!("{server}{sep}options[search_path]={schema}"), schema })
     }
 
+    /// Connections of the server whose `application_name` is `app`: how many, and how many use TLS.
+    pub async fn tls_connections(&self, app: &str) -> Result<(i64, i64), sqlx::Error> {
+        let mut conn = PgConnection::connect(&self.url).await?;
+        sqlx::query_as(
+            "SELECT COUNT(*), COUNT(CASE WHEN s.ssl THEN 1 END) FROM pg_stat_activity a
+             JOIN pg_stat_ssl s ON s.pid = a.pid WHERE a.application_name = $1",
+        )
+        .bind(app)
+        .fetch_one(&mut conn)
+        .await
+    }
+
     /// Every row of every table in the schema, as text (for tests that look for what must never be stored).
     pub async fn dump(&self) -> Result<String, sqlx::Error> {
         let mut conn = PgConnection::connect(&self.url).await?;

@@ -109,6 +109,7 @@ impl Store {
         .fetch_optional(&mut *tx)
         .await?;
         let Some(balance) = balance else {
+            tx.rollback().await?;
             return Err(StoreError::NotFound("user"));
         };
         insert_ledger(&mut tx, id, None, delta_micros, "credit").await?;

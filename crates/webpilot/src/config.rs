@@ -177,9 +177,19 @@ impl StoreConfig {
         self.data_dir.join("webpilot.db")
     }
 
+    fn url(&self) -> Option<&str> {
+        self.database_url.as_deref().map(str::trim).filter(|u| !u.is_empty())
+    }
+
+    /// Whether other nodes may share this store (a database URL rather than the embedded SQLite): then
+    /// per-user limits are counted in it, not in each node's memory.
+    pub fn is_shared(&self) -> bool {
+        self.url().is_some()
+    }
+
     /// Opens the configured store and brings its schema up to date.
     pub async fn open(&self) -> Result<webpilot_store::Store, webpilot_store::StoreError> {
-        match self.database_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) {
+        match self.url() {
             Some(url) => webpilot_store::Store::open_url(url).await,
             None => webpilot_store::Store::open_sqlite(&self.sqlite_path()).await,
         }

@@ -137,6 +137,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             max_sessions_per_user: serve.max_sessions_per_user as usize,
             task_hold_micros: webpilot_core::usage::usd_to_micros(serve.task_hold_usd.max(0.0)),
             node_id: node_id.clone(),
+            shared_limits: store_cfg.is_shared(),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -167,8 +168,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     if let Some(fanout) = events.clone() {
         manager.set_event_hook(Arc::new(move |session, rx| fanout.publish_all(session.to_string(), rx)));
     }
-    let cluster =
-        node::join(serve, &store, node_id, addr, manager.pool().clone(), events.clone(), stop.clone()).await?;
+    let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
     let stream_key = StreamKey::load_or_create(&secret)

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use webpilot_api::SocketKey;
-use webpilot_browser::BrowserPool;
-use webpilot_cluster::{EventFanout, Membership, MembershipConfig, NodeKey};
+use webpilot_cluster::{EventFanout, Hooks, Membership, MembershipConfig, NodeKey, OnLost};
 use webpilot_core::events::{EndReason, SessionEvent};
+use webpilot_sessions::SessionManager;
 use webpilot_store::{NodeRecord, Reaped, Store};
 
 /// The keys every node holds alike, made by the first node to start and kept in the database.
@@ -60,7 +60,7 @@ pub(crate) async fn join(
     store: &Store,
     id: String,
     addr: SocketAddr,
-    pool: BrowserPool,
+    manager: SessionManager,
     events: Option<EventFanout>,
     stop: CancellationToken,
 ) -> Result<Membership, StartError> {
@@ -73,6 +73,7 @@ pub(crate) async fn join(
     if serve.node_address.is_none() && addr.ip().is_unspecified() {
         tracing::warn!(%address, "listening on every address without --node-address: other nodes cannot forward here");
     }
+    let pool = manager.pool().clone();
     let free = move || {
         let stats = pool.stats();
         stats.capacity.saturating_sub(stats.in_use) as i64
@@ -95,5 +96,15 @@ pub(crate) async fn join(
             }
         });
     });
-    Ok(Membership::join(store.clone(), node, config, free, on_reaped, stop).await?)
+    // Declared lost while alive (a long pause, a partition from the database): end this node's sessions
+    // too, as the other nodes already announced.
+    let on_lost: OnLost = std::sync::Arc::new(move || {
+        let manager = manager.clone();
+        Box::pin(async move {
+            let ended = manager.end_all(EndReason::InstanceLost).await;
+            tracing::warn!(sessions = ended, "ended this node's sessions after it was declared lost");
+        })
+    });
+    let hooks = Hooks { on_reaped, on_lost };
+    Ok(Membership::join(store.clone(), node, config, free, hooks, stop).await?)
 }

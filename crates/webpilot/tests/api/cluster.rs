@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use webpilot_core::usage::usd_to_micros;
 use webpilot_store::testdb::TestDatabase;
 
-fn redis_url() -> String {
+pub fn redis_url() -> String {
     std::env::var("WEBPILOT_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
 }
 

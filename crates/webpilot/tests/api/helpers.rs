@@ -380,8 +380,14 @@ impl Server {
 
     /// Starts `webpilot serve` on `data` with `extra` flags.
     pub async fn start_with(data: &std::path::Path, extra: &[&str]) -> Server {
+        Self::start_with_env(data, extra, &[]).await
+    }
+
+    /// Like [`Self::start_with`], with `env` added to the process's environment.
+    pub async fn start_with_env(data: &std::path::Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_webpilot"))
+            .envs(env.iter().copied())
             .arg("--data-dir")
             .arg(data)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--task-wait-ms", "200"])

@@ -11,6 +11,8 @@ mod auth;
 mod browser;
 mod chat;
 mod cluster;
+mod cluster_limits;
+mod cluster_tls;
 mod concurrency;
 mod console;
 mod edge_cases;
