@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use webpilot_store::{NodeRecord, Reaped, Store, StoreError};
 
@@ -23,6 +23,38 @@ pub type OnReaped = Arc<dyn Fn(&str, &Reaped) + Send + Sync>;
 /// are ended (their rows, tasks and claims were ended by the other node already).
 pub type OnLost = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
+/// The other live nodes as of the last heartbeat.
+#[derive(Debug)]
+struct Peers {
+    count: AtomicI64,
+    free: AtomicI64,
+    /// When another node was last seen alive (ms since `epoch`; negative: never).
+    last_seen_ms: AtomicI64,
+    epoch: Instant,
+}
+
+impl Default for Peers {
+    fn default() -> Self {
+        Peers {
+            count: AtomicI64::new(0),
+            free: AtomicI64::new(0),
+            last_seen_ms: AtomicI64::new(-1),
+            epoch: Instant::now(),
+        }
+    }
+}
+
+impl Peers {
+    fn seen_now(&self) {
+        self.last_seen_ms.store(self.epoch.elapsed().as_millis() as i64, Ordering::Relaxed);
+    }
+
+    fn seen_within(&self, window: Duration) -> bool {
+        let seen = self.last_seen_ms.load(Ordering::Relaxed);
+        seen >= 0 && self.epoch.elapsed().as_millis() as i64 - seen <= window.as_millis() as i64
+    }
+}
+
 /// What the heartbeat calls when nodes are lost.
 #[derive(Clone)]
 pub struct Hooks {
@@ -37,7 +69,7 @@ pub struct Membership {
     node: Arc<NodeRecord>,
     config: MembershipConfig,
     /// How many other live nodes there are, and their free capacity, as of the last tick.
-    peers: Arc<(AtomicI64, AtomicI64)>,
+    peers: Arc<Peers>,
 }
 
 impl Membership {
@@ -52,8 +84,7 @@ impl Membership {
         stop: CancellationToken,
     ) -> Result<Membership, StoreError> {
         store.register_node(&node).await?;
-        let membership =
-            Membership { store, node: Arc::new(node), config, peers: Arc::new((AtomicI64::new(0), AtomicI64::new(0))) };
+        let membership = Membership { store, node: Arc::new(node), config, peers: Arc::new(Peers::default()) };
         let beating = membership.clone();
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(beating.config.heartbeat);
@@ -74,14 +105,15 @@ impl Membership {
 
     /// Free capacity of the other live nodes (as of the last heartbeat).
     pub fn free_elsewhere(&self) -> i64 {
-        self.peers.1.load(Ordering::Relaxed)
+        self.peers.free.load(Ordering::Relaxed)
     }
 
-    /// Whether another node was alive at the last heartbeat. A node alone (every SQLite deployment) need
-    /// not look up where a session lives. A node that joins is seen within one heartbeat, before a load
-    /// balancer's readiness check lets it take sessions.
+    /// Whether another node was alive at the last heartbeat, or within the loss timeout before it. A node
+    /// alone (every SQLite deployment) need not look up where a session lives. A node that joins is seen
+    /// within one heartbeat, before a load balancer's readiness check lets it take sessions; one that was
+    /// declared lost and joins again at once (taking sessions straight away) is still counted meanwhile.
     pub fn has_peers(&self) -> bool {
-        self.peers.0.load(Ordering::Relaxed) > 0
+        self.peers.count.load(Ordering::Relaxed) > 0 || self.peers.seen_within(self.config.timeout)
     }
 
     fn timeout_ms(&self) -> i64 {
@@ -107,8 +139,11 @@ impl Membership {
         }
         match self.store.peers(&self.node.id, self.timeout_ms()).await {
             Ok((count, free)) => {
-                self.peers.0.store(count, Ordering::Relaxed);
-                self.peers.1.store(free, Ordering::Relaxed);
+                self.peers.count.store(count, Ordering::Relaxed);
+                self.peers.free.store(free, Ordering::Relaxed);
+                if count > 0 {
+                    self.peers.seen_now();
+                }
             }
             Err(e) => tracing::warn!(error = %e, "reading the cluster's free capacity failed"),
         }

@@ -62,6 +62,7 @@ enum Backend {
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: AnyPool,
+    backend: Backend,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -123,7 +124,20 @@ impl Store {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
         }
-        Ok(Store { pool })
+        Ok(Store { pool, backend })
+    }
+
+    /// The database's clock in Unix ms: what node heartbeats are written and judged by, so nodes whose own
+    /// clocks drift apart still agree on who is silent. SQLite serves one machine: its clock is this one.
+    pub(crate) async fn clock_ms(&self) -> Result<i64> {
+        match self.backend {
+            Backend::Sqlite => Ok(now_ms()),
+            Backend::Postgres => {
+                Ok(sqlx::query_scalar("SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)")
+                    .fetch_one(&self.pool)
+                    .await?)
+            }
+        }
     }
 
     /// Closes the pool, flushing the WAL.

@@ -1,7 +1,7 @@
 //! The nodes of a cluster: registration, heartbeats, where a session lives, and declaring a silent
 //! node lost (its sessions end as `instance_lost`, their running tasks fail with
-//! `INSTANCE_UNAVAILABLE`). Times are each node's clock in Unix ms; the loss timeout must exceed the
-//! clock skew between nodes by a wide margin (docs/scaling.md).
+//! `INSTANCE_UNAVAILABLE`). Heartbeats are written and judged by the database's clock (`Store::clock_ms`),
+//! so the nodes' own clocks may drift apart.
 
 use crate::{now_ms, Result, Store};
 use webpilot_core::{ErrorCode, SessionId};
@@ -49,7 +49,7 @@ impl Store {
 
     /// Registers (or re-registers, after a restart) a node as alive now.
     pub async fn register_node(&self, node: &NodeRecord) -> Result<()> {
-        let now = now_ms();
+        let now = self.clock_ms().await?;
         sqlx::query(
             "INSERT INTO nodes (id, address, capacity, free, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $5)
              ON CONFLICT (id) DO UPDATE SET address = $2, capacity = $3, free = $4, started_at = $5,
@@ -67,8 +67,9 @@ impl Store {
 
     /// Marks `node` alive now with `free` capacity. `false` when it had been declared lost (or stopped).
     pub async fn heartbeat(&self, node: &str, free: i64) -> Result<bool> {
+        let now = self.clock_ms().await?;
         let done = sqlx::query("UPDATE nodes SET heartbeat_at = $1, free = $2 WHERE id = $3 AND stopped_at IS NULL")
-            .bind(now_ms())
+            .bind(now)
             .bind(free)
             .bind(node)
             .execute(&self.pool)
@@ -92,12 +93,13 @@ impl Store {
 
     /// The nodes alive (heartbeat within `alive_ms`) other than `except`: how many, and their free capacity.
     pub async fn peers(&self, except: &str, alive_ms: i64) -> Result<(i64, i64)> {
+        let now = self.clock_ms().await?;
         let (count, free): (i64, Option<i64>) = sqlx::query_as(
             "SELECT COUNT(*), CAST(SUM(free) AS BIGINT) FROM nodes
              WHERE id <> $1 AND stopped_at IS NULL AND heartbeat_at >= $2",
         )
         .bind(except)
-        .bind(now_ms() - alive_ms)
+        .bind(now - alive_ms)
         .fetch_one(&self.pool)
         .await?;
         Ok((count, free.unwrap_or(0).max(0)))
@@ -118,8 +120,9 @@ impl Store {
 
     /// Nodes whose last heartbeat is older than `timeout_ms` and that were not stopped.
     pub async fn silent_nodes(&self, timeout_ms: i64) -> Result<Vec<String>> {
+        let now = self.clock_ms().await?;
         Ok(sqlx::query_scalar("SELECT id FROM nodes WHERE stopped_at IS NULL AND heartbeat_at < $1")
-            .bind(now_ms() - timeout_ms)
+            .bind(now - timeout_ms)
             .fetch_all(&self.pool)
             .await?)
     }
@@ -128,7 +131,7 @@ impl Store {
     /// its open sessions end as `instance_lost` and their running tasks fail with `INSTANCE_UNAVAILABLE`
     /// (charged nothing). Only one node wins the claim; the others get `None`.
     pub async fn reap_node(&self, node: &str, timeout_ms: i64) -> Result<Option<Reaped>> {
-        let now = now_ms();
+        let now = self.clock_ms().await?;
         let mut tx = self.pool.begin().await?;
         let claimed =
             sqlx::query("UPDATE nodes SET stopped_at = $1 WHERE id = $2 AND stopped_at IS NULL AND heartbeat_at < $3")

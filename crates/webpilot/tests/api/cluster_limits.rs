@@ -69,7 +69,10 @@ async fn a_node_declared_lost_while_alive_ends_its_own_sessions() {
     let end = socket.expect_event("end_session", Duration::from_secs(10)).await;
     assert_eq!(end["data"]["reason"], "instance_lost", "{end}");
     crate::helpers::wait_until(Duration::from_secs(10), "a ended the session", || !a.app().manager.is_live(sid)).await;
-    assert_eq!(a.app().manager.pool().stats().in_use, 0, "no browser context works for the lost session");
+    crate::helpers::wait_until(Duration::from_secs(10), "the lost session's browser context is disposed", || {
+        a.app().manager.pool().stats().in_use == 0
+    })
+    .await;
     let failed = a.poll(sid, tid).await.body;
     assert_eq!((failed["status"].as_str(), failed["code"].as_str()), (Some("failed"), Some("INSTANCE_UNAVAILABLE")));
     let task = a.app().store.get_task(sid, tid).await.expect("store").expect("task");
