@@ -17,11 +17,15 @@ binary=${1:-target/release/webpilot}
 if [ ! -x "$binary" ]; then
     cargo build --release -p webpilot
 fi
-command -v mmdebstrap >/dev/null || apt-get install -y -q mmdebstrap >/dev/null
-command -v bwrap >/dev/null || apt-get install -y -q bubblewrap >/dev/null
+if ! command -v mmdebstrap >/dev/null || ! command -v bwrap >/dev/null; then
+    apt-get update -q >/dev/null && apt-get install -y -q mmdebstrap bubblewrap >/dev/null
+fi
 
 # The runtime stage's packages, as the Dockerfile lists them (the apt-get line after the last FROM).
-packages=$(awk '/^FROM/ {stage++} stage == 2 && /apt-get install/ {for (i = 1; i <= NF; i++) if ($i !~ /^-|^apt-get$|^install$|^&&$|^\\$/) print $i}' deploy/Dockerfile | paste -sd, -)
+# (continuation lines joined first; the words after `apt-get install` up to the next `&&`, options left out).
+packages=$(awk '/^FROM/ {stage++} stage == 2' deploy/Dockerfile | sed -e ':a' -e '/\\$/N; s/\\\n//; ta' \
+    | grep -o 'apt-get install[^&]*' | head -1 | tr -s ' ' '\n' | grep -v -e '^-' -e '^apt-get$' -e '^install$' -e '^$' \
+    | paste -sd, -)
 suite=$(sed -n 's/^FROM debian:\([a-z]*\)-slim$/\1/p' deploy/Dockerfile)
 [ -n "$packages" ] && [ -n "$suite" ] || { echo "could not read the runtime stage of deploy/Dockerfile" >&2; exit 1; }
 
@@ -29,7 +33,10 @@ work=$(mktemp -d /tmp/webpilot-image.XXXXXX)
 root=$work/root
 port=18080
 cleanup() {
-    [ -n "${server:-}" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+    if [ -n "${server:-}" ]; then
+        kill "$server" 2>/dev/null || true
+        wait "$server" 2>/dev/null || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -40,13 +47,13 @@ chroot "$root" useradd --uid 10001 --create-home --home-dir /home/webpilot --she
 mkdir -p "$root/data" && chroot "$root" chown webpilot:webpilot /data
 install -m 0755 "$binary" "$root/usr/local/bin/webpilot"
 
-run() { # as the image's user, with the image's environment, the tree as root
-    bwrap --bind "$root" / --proc /proc --dev /dev --perms 1777 --tmpfs /dev/shm --ro-bind /sys /sys --perms 1777 --tmpfs /tmp \
+run() ( # as the image's user, with the image's environment, the tree as root (a subshell: exec ends it)
+    exec bwrap --bind "$root" / --proc /proc --dev /dev --perms 1777 --tmpfs /dev/shm --ro-bind /sys /sys --perms 1777 --tmpfs /tmp \
         --unshare-pid --unshare-ipc --die-with-parent \
         /usr/bin/setpriv --reuid=10001 --regid=10001 --clear-groups \
         /usr/bin/env -i HOME=/home/webpilot PATH=/usr/local/bin:/usr/bin:/bin \
         WEBPILOT_LISTEN=127.0.0.1:$port WEBPILOT_DATA_DIR=/data WEBPILOT_CHROMIUM=/usr/bin/chromium "$@"
-}
+)
 
 echo "== user and key"
 user=$(run /usr/local/bin/webpilot users create --name image-check --balance 1 | grep -o 'usr_[0-9a-f]*' | head -1)

@@ -19,8 +19,8 @@ pub struct MembershipConfig {
 /// Called with what was ended when this node declared another lost.
 pub type OnReaped = Arc<dyn Fn(&str, &Reaped) + Send + Sync>;
 
-/// Called when this node learns that another declared it lost; resolves once its own live sessions
-/// are ended (their rows, tasks and claims were ended by the other node already).
+/// Called when this node learns that another declared it lost: picks the sessions it holds at once and
+/// returns the work that ends them (their rows, tasks and claims were ended by the other node already).
 pub type OnLost = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 /// The other live nodes as of the last heartbeat.
@@ -125,15 +125,17 @@ impl Membership {
             Ok(true) => {}
             Ok(false) => {
                 // Another node declared this one lost (a pause or a partition longer than the timeout):
-                // its sessions' rows were ended and their tasks failed then, and their clients told. End
-                // them here too, so no browser keeps working for a session the cluster thinks is gone;
-                // then join again for the sessions to come.
+                // its sessions' rows were ended and their tasks failed then, and their clients told. Pick
+                // the sessions this node still holds, join again at once (so peers find the sessions it
+                // starts from now on, and a death from here on is noticed), then end the picked ones in
+                // the background, so no browser keeps working for a session the cluster thinks is gone.
                 tracing::error!(node = %self.node.id, "this node had been declared lost; ending its sessions");
                 metrics::counter!("webpilot_node_declared_lost_total").increment(1);
-                (hooks.on_lost)().await;
+                let ending = (hooks.on_lost)();
                 if let Err(e) = self.store.register_node(&self.node).await {
                     tracing::warn!(error = %e, "registering the node again failed");
                 }
+                tokio::spawn(ending);
             }
             Err(e) => tracing::warn!(error = %e, "node heartbeat failed"),
         }

@@ -201,15 +201,27 @@ impl SessionActor {
         }
     }
 
-    async fn start_task(&mut self, start: TaskStart) -> Result<Arc<LiveTask>, ApiError> {
+    async fn start_task(&mut self, mut start: TaskStart) -> Result<Arc<LiveTask>, ApiError> {
         self.reap_stopped_task().await;
-        let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
         let task_id = TaskId::new();
-        self.shared
-            .store
-            .insert_task(&task_id, &self.id, &self.user_id, &start.task.task_details)
-            .await
-            .map_err(|e| internal("storing a task", e))?;
+        let admitted = async {
+            let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
+            let store = &self.shared.store;
+            let details = &start.task.task_details;
+            store
+                .insert_task(&task_id, &self.id, &self.user_id, details)
+                .await
+                .map_err(|e| internal("storing a task", e))?;
+            Ok::<_, ApiError>(next)
+        };
+        let next = match admitted.await {
+            Ok(next) => next,
+            Err(e) => {
+                // Refused: the hold is free again before the caller hears it (on every node).
+                start.hold.release().await;
+                return Err(e);
+            }
+        };
         let running = runner::spawn(
             self.shared.agent.clone(),
             self.lease.page().clone(),
@@ -393,11 +405,11 @@ impl SessionActor {
         if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str()).await {
             tracing::warn!(session = %self.id, error = %e, "storing the session end failed");
         }
+        // The user's place is free on every node before anyone is told the session ended.
+        self.slot.release().await;
         self.shared.unregister_session(&self.id);
         let _ = self.bus.send(SessionEvent::EndSession { reason });
         tracing::info!(session = %self.id, reason = reason.as_str(), "session ended");
-        // The user's place is free on every node before anyone is told the session ended.
-        self.slot.release().await;
         let replies = std::mem::take(&mut self.end_replies);
         // Dropping self releases the lease (the browser context is disposed) before anyone is told.
         drop(self);

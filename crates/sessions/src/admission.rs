@@ -145,10 +145,17 @@ impl Place {
         if let Some(claim) = self.give_back_locally() {
             if let Counter::Shared { store, .. } = &self.admission.counter {
                 if let Err(e) = store.release_claim(&claim).await {
-                    tracing::warn!(error = %e, "giving back a claim failed; the node drops it when it stops");
+                    tracing::warn!(error = %e, "giving back a claim failed; retrying in the background");
+                    release_eventually(store.clone(), claim);
                 }
             }
         }
+    }
+
+    /// Moves the place out, leaving this one released (it is given back by whoever holds the result).
+    pub fn take(&mut self) -> Place {
+        let taken = std::mem::replace(&mut self.taken, Taken::Released);
+        Place { admission: self.admission.clone(), user: self.user.clone(), taken }
     }
 
     /// Releases a local place at once; returns the claim a shared one still has to delete.
@@ -169,19 +176,32 @@ impl Place {
 impl Drop for Place {
     fn drop(&mut self) {
         let Some(claim) = self.give_back_locally() else { return };
-        let Counter::Shared { store, .. } = &self.admission.counter else { return };
-        let store = store.clone();
-        match tokio::runtime::Handle::try_current() {
-            Ok(rt) => {
-                rt.spawn(async move {
-                    if let Err(e) = store.release_claim(&claim).await {
-                        tracing::warn!(error = %e, "giving back a claim failed; the node drops it when it stops");
-                    }
-                });
-            }
-            Err(_) => tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops"),
+        if let Counter::Shared { store, .. } = &self.admission.counter {
+            release_eventually(store.clone(), claim);
         }
     }
+}
+
+/// Deletes `claim` in the background, retrying (every second, for up to ten minutes) while the database is
+/// away, so a place is not lost to a short outage. Past that, or outside a runtime, the claim stays until
+/// this node stops or restarts (both drop its claims).
+fn release_eventually(store: Store, claim: String) {
+    let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        return tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops");
+    };
+    rt.spawn(async move {
+        for attempt in 0..600 {
+            if attempt > 0 {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+            match store.release_claim(&claim).await {
+                Ok(()) => return,
+                Err(e) if attempt == 0 => tracing::warn!(error = %e, "giving back a claim failed; retrying"),
+                Err(_) => {}
+            }
+        }
+        tracing::error!("a claim could not be given back for ten minutes; the node drops it when it stops");
+    });
 }
 
 #[cfg(test)]

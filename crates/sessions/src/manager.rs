@@ -220,14 +220,24 @@ impl SessionManager {
     ) -> Result<StartedSession, ApiError> {
         let began = Instant::now();
         // Counted before the browser is leased, so one user cannot take every browser.
-        let slot = self.shared.admission.open_session(&user.id, user.balance_micros).await?;
-        let lease = self.shared.pool.lease(params.limits.avoid_domains.clone()).await.map_err(|e| match e {
-            BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
-            other => {
-                tracing::error!(error = %other, "preparing a browser for a session failed");
-                ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry")
+        let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros).await?;
+        let lease = match self.shared.pool.lease(params.limits.avoid_domains.clone()).await {
+            Ok(lease) => lease,
+            Err(e) => {
+                // Given back before the caller hears it, so a retry is not refused for this place.
+                slot.release().await;
+                return Err(match e {
+                    BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
+                    other => {
+                        tracing::error!(error = %other, "preparing a browser for a session failed");
+                        ApiError::new(
+                            ErrorCode::InstanceUnavailable,
+                            "the browser instance could not be prepared; retry",
+                        )
+                    }
+                });
             }
-        })?;
+        };
         if params.task_details.is_none() {
             if let Some(url) = &params.limits.starting_url {
                 // A session without a task opens its startingUrl now, ready for manual use.
@@ -410,12 +420,16 @@ impl SessionManager {
         }
     }
 
-    /// Ends every live session for `reason` and waits until each is closed; returns how many there were.
-    pub async fn end_all(&self, reason: EndReason) -> usize {
+    /// Ends the sessions live now for `reason`: they are picked at once, and the future returned ends them
+    /// and waits until each is closed (sessions started meanwhile are left alone); it yields how many.
+    pub fn end_live(&self, reason: EndReason) -> impl std::future::Future<Output = usize> + Send + 'static {
         let handles: Vec<SessionHandle> =
             self.shared.sessions.lock().map(|m| m.values().cloned().collect()).unwrap_or_default();
-        let ends = handles.iter().map(|h| self.ask(h, |reply| Command::End { reason, reply }));
-        futures::future::join_all(ends).await.len()
+        let me = self.clone();
+        async move {
+            let ends = handles.iter().map(|h| me.ask(h, |reply| Command::End { reason, reply }));
+            futures::future::join_all(ends).await.len()
+        }
     }
 
     /// Terminates a session in the background (used from `Drop`, e.g. when a client disconnects);

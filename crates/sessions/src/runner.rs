@@ -123,21 +123,27 @@ pub(crate) struct PendingOutcome {
     outcome: TaskOutcome,
     usage: Usage,
     cost: i64,
+    /// The task's hold, given back once the charge is stored (not before: the balance is not yet charged).
+    hold: Hold,
 }
 
 impl PendingOutcome {
     /// Writes the outcome, retrying every second until it is stored or `stop` is cancelled (then the
     /// next start fails the task as interrupted, as after a crash).
-    pub async fn store_eventually(self, store: &Store, id: &TaskId, stop: &tokio_util::sync::CancellationToken) {
+    pub async fn store_eventually(mut self, store: &Store, id: &TaskId, stop: &tokio_util::sync::CancellationToken) {
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {}
             }
             match store.finish_task(id, &self.outcome, self.usage, self.cost).await {
-                Ok(_) => return tracing::info!(task = %id, "a task outcome was stored on a later attempt"),
+                Ok(_) => {
+                    self.hold.release().await;
+                    return tracing::info!(task = %id, "a task outcome was stored on a later attempt");
+                }
                 Err(StoreError::NotFound(_)) => {
-                    return tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored")
+                    self.hold.release().await;
+                    return tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored");
                 }
                 Err(e) => tracing::warn!(task = %id, error = %e, "storing a task outcome failed again"),
             }
@@ -181,6 +187,7 @@ pub(crate) async fn finish(
     metrics::counter!("webpilot_model_tokens_total", "kind" => "input").increment(usage.input_tokens);
     metrics::counter!("webpilot_model_tokens_total", "kind" => "output").increment(usage.output_tokens);
     metrics::histogram!("webpilot_task_duration_seconds").record(live.started.elapsed().as_secs_f64());
+    let mut event = event;
     let pending = match store.finish_task(&live.id, &outcome, usage, cost).await {
         Ok(balance) => {
             tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished");
@@ -195,12 +202,14 @@ pub(crate) async fn finish(
             // task (charging nothing). That record stands; polls read it once the task is forgotten.
             tracing::warn!(task = %live.id, "the task had already been ended by another node; its outcome is not stored");
             hold.release().await;
+            let lost = crate::recovery::instance_lost_error();
+            event = TaskEvent::Error { error: lost.message, code: lost.code };
             None
         }
         Err(e) => {
             tracing::error!(task = %live.id, error = %e, "storing a task outcome failed; kept in memory, retrying");
             live.keep_final_view(final_view(&outcome, replay.as_deref(), usage, cost));
-            Some(PendingOutcome { outcome, usage, cost })
+            Some(PendingOutcome { outcome, usage, cost, hold: hold.take() })
         }
     };
     let _ = bus.send(SessionEvent::Task { task_id: live.id.to_string(), event });

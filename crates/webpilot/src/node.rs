@@ -99,9 +99,9 @@ pub(crate) async fn join(
     // Declared lost while alive (a long pause, a partition from the database): end this node's sessions
     // too, as the other nodes already announced.
     let on_lost: OnLost = std::sync::Arc::new(move || {
-        let manager = manager.clone();
+        let ending = manager.end_live(EndReason::InstanceLost);
         Box::pin(async move {
-            let ended = manager.end_all(EndReason::InstanceLost).await;
+            let ended = ending.await;
             tracing::warn!(sessions = ended, "ended this node's sessions after it was declared lost");
         })
     });

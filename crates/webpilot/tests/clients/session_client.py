@@ -62,6 +62,10 @@ def main():
         out({"event": "connect_failed", "error": str(e)})
         os._exit(0)
 
+    # Held while a call waits for its ack and prints it: a server that acks and then disconnects (a
+    # `terminate`) delivers both at once, and the ack must be printed before the process exits.
+    calling = threading.Lock()
+
     def commands():
         for line in sys.stdin:
             line = line.strip()
@@ -71,15 +75,19 @@ def main():
             if cmd.get("disconnect"):
                 sio.disconnect()
                 continue
-            try:
-                ack = sio.call(cmd["emit"], cmd.get("data"), timeout=30)
-                out({"event": "ack", "id": cmd.get("id"), "data": ack})
-            except Exception as e:  # noqa: BLE001 - reported to the test
-                out({"event": "ack_error", "id": cmd.get("id"), "error": str(e)})
+            with calling:
+                try:
+                    ack = sio.call(cmd["emit"], cmd.get("data"), timeout=30)
+                    out({"event": "ack", "id": cmd.get("id"), "data": ack})
+                except Exception as e:  # noqa: BLE001 - reported to the test
+                    out({"event": "ack_error", "id": cmd.get("id"), "error": str(e)})
         done.set()
 
     threading.Thread(target=commands, daemon=True).start()
     done.wait()
+    # A call whose ack arrived with the disconnect is still printing it: let it finish (briefly).
+    if calling.acquire(timeout=2):
+        calling.release()
     try:
         sio.disconnect()
     except Exception:  # noqa: BLE001
