@@ -26,7 +26,6 @@ pub type OnLost = Arc<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send
 /// The other live nodes as of the last heartbeat.
 #[derive(Debug)]
 struct Peers {
-    count: AtomicI64,
     free: AtomicI64,
     /// When another node was last seen alive (ms since `epoch`; negative: never).
     last_seen_ms: AtomicI64,
@@ -35,12 +34,7 @@ struct Peers {
 
 impl Default for Peers {
     fn default() -> Self {
-        Peers {
-            count: AtomicI64::new(0),
-            free: AtomicI64::new(0),
-            last_seen_ms: AtomicI64::new(-1),
-            epoch: Instant::now(),
-        }
+        Peers { free: AtomicI64::new(0), last_seen_ms: AtomicI64::new(-1), epoch: Instant::now() }
     }
 }
 
@@ -68,7 +62,7 @@ pub struct Membership {
     store: Store,
     node: Arc<NodeRecord>,
     config: MembershipConfig,
-    /// How many other live nodes there are, and their free capacity, as of the last tick.
+    /// When another node was last seen alive, and their free capacity, as of the last tick.
     peers: Arc<Peers>,
 }
 
@@ -108,12 +102,12 @@ impl Membership {
         self.peers.free.load(Ordering::Relaxed)
     }
 
-    /// Whether another node was alive at the last heartbeat, or within the loss timeout before it. A node
+    /// Whether a heartbeat within the loss timeout saw another node alive (the last one, or an earlier). A node
     /// alone (every SQLite deployment) need not look up where a session lives. A node that joins is seen
     /// within one heartbeat, before a load balancer's readiness check lets it take sessions; one that was
     /// declared lost and joins again at once (taking sessions straight away) is still counted meanwhile.
     pub fn has_peers(&self) -> bool {
-        self.peers.count.load(Ordering::Relaxed) > 0 || self.peers.seen_within(self.config.timeout)
+        self.peers.seen_within(self.config.timeout)
     }
 
     fn timeout_ms(&self) -> i64 {
@@ -141,7 +135,6 @@ impl Membership {
         }
         match self.store.peers(&self.node.id, self.timeout_ms()).await {
             Ok((count, free)) => {
-                self.peers.count.store(count, Ordering::Relaxed);
                 self.peers.free.store(free, Ordering::Relaxed);
                 if count > 0 {
                     self.peers.seen_now();

@@ -171,7 +171,7 @@ pub(crate) async fn finish(
             tracing::warn!(task = %live.id, error = %e, "storing a task's trace failed; it cannot be replayed");
         }
     }
-    let (outcome, event) = match result {
+    let (outcome, mut event) = match result {
         Ok(message) => {
             // A structured answer's message is its JSON text (the agent checked it against the schema).
             let output = live.structured.then(|| message.clone());
@@ -187,7 +187,6 @@ pub(crate) async fn finish(
     metrics::counter!("webpilot_model_tokens_total", "kind" => "input").increment(usage.input_tokens);
     metrics::counter!("webpilot_model_tokens_total", "kind" => "output").increment(usage.output_tokens);
     metrics::histogram!("webpilot_task_duration_seconds").record(live.started.elapsed().as_secs_f64());
-    let mut event = event;
     let pending = match store.finish_task(&live.id, &outcome, usage, cost).await {
         Ok(balance) => {
             tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished");
