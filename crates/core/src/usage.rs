@@ -31,11 +31,26 @@ pub struct Prices {
     pub output_per_million: f64,
     /// USD per second of task compute time.
     pub compute_per_second: f64,
+    /// USD per second a session is open (from start until it is terminated, ends or expires), charged
+    /// on top of its tasks.
+    pub session_per_second: f64,
 }
 
 impl Default for Prices {
     fn default() -> Self {
-        Prices { input_per_million: 3.0, output_per_million: 15.0, compute_per_second: 0.0005 }
+        Prices {
+            input_per_million: 3.0,
+            output_per_million: 15.0,
+            compute_per_second: 0.0005,
+            session_per_second: 0.00005,
+        }
+    }
+}
+
+impl Prices {
+    /// What a session open for `ms` milliseconds costs, in micro-dollars (never negative).
+    pub fn session_micros(&self, ms: u64) -> i64 {
+        usd_to_micros(ms as f64 / 1000.0 * self.session_per_second.max(0.0))
     }
 }
 
@@ -77,10 +92,19 @@ mod tests {
 
     #[test]
     fn cost_adds_tokens_and_compute() {
-        let p = Prices { input_per_million: 2.0, output_per_million: 10.0, compute_per_second: 0.001 };
+        let p =
+            Prices { input_per_million: 2.0, output_per_million: 10.0, compute_per_second: 0.001, ..Prices::default() };
         let u = Usage { input_tokens: 1_000_000, output_tokens: 100_000, compute_ms: 2_000 };
         assert_eq!(u.cost_micros(&p), 2_000_000 + 1_000_000 + 2_000);
         assert_eq!(u.view(&p).cost, 3.002);
         assert_eq!(u.view(&p).compute_time, 2.0);
+    }
+
+    #[test]
+    fn session_time_is_priced_per_second() {
+        let p = Prices { session_per_second: 0.001, ..Prices::default() };
+        assert_eq!(p.session_micros(2_500), 2_500);
+        assert_eq!(p.session_micros(0), 0);
+        assert_eq!(Prices { session_per_second: -1.0, ..p }.session_micros(1_000), 0);
     }
 }

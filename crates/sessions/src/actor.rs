@@ -55,6 +55,8 @@ pub(crate) struct SessionActor {
     pub state: SessionState,
     /// Session-level terminateOnCompletion (run-task, or start-session's flag).
     pub terminate_on_completion: bool,
+    /// When the session opened: its open time, up to `expires_at`, is charged when it ends.
+    pub opened_at: Instant,
     pub expires_at: Instant,
     pub rx: mpsc::Receiver<Command>,
     pub bus: broadcast::Sender<SessionEvent>,
@@ -402,8 +404,11 @@ impl SessionActor {
         }
         self.interactions.abort_all();
         self.state = SessionState::Terminated;
-        if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str()).await {
-            tracing::warn!(session = %self.id, error = %e, "storing the session end failed");
+        let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
+        let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
+        // Charged before the hold is given back, so the user's balance never shows both freed.
+        if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str(), cost).await {
+            tracing::warn!(session = %self.id, error = %e, "storing the session end (and its charge) failed");
         }
         // The user's place is free on every node before anyone is told the session ended.
         self.slot.release().await;

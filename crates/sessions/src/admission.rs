@@ -70,10 +70,19 @@ impl Admission {
     /// Takes one `kind` place for `user`: refused when `balance_micros` less the running tasks' holds
     /// covers no new work (402), or, for a session, at the cap (429 `SESSION_LIMIT_REACHED`). A shared
     /// counter reads the balance itself, in the same transaction.
-    async fn take(self: &Arc<Self>, user: &UserId, balance_micros: i64, kind: ClaimKind) -> Result<Place, ApiError> {
+    async fn take(
+        self: &Arc<Self>,
+        user: &UserId,
+        balance_micros: i64,
+        kind: ClaimKind,
+        session_hold: i64,
+    ) -> Result<Place, ApiError> {
+        let session_hold = session_hold.max(0);
         let taken = match &self.counter {
             Counter::Local(map) => Self::with_load(map, user, |load| {
-                if balance_micros - load.held_micros <= 0 {
+                // The same rule as `Store::claim`: a session must be covered whole, a task needs something left.
+                let available = balance_micros - load.held_micros;
+                if available <= 0 || (kind == ClaimKind::Session && available < session_hold) {
                     return Err(self.refused(ClaimRefusal::Balance));
                 }
                 match kind {
@@ -82,7 +91,8 @@ impl Admission {
                     }
                     ClaimKind::Session => {
                         load.sessions += 1;
-                        Ok(Taken::Session)
+                        load.held_micros += session_hold;
+                        Ok(Taken::Session(session_hold))
                     }
                     ClaimKind::Task => {
                         load.held_micros += self.hold_micros;
@@ -93,7 +103,10 @@ impl Admission {
             Counter::Shared { store, node } => {
                 let limits = ClaimLimits {
                     max_sessions: i64::try_from(self.max_sessions_per_user).unwrap_or(i64::MAX),
-                    task_hold_micros: self.hold_micros,
+                    hold_micros: match kind {
+                        ClaimKind::Session => session_hold,
+                        ClaimKind::Task => self.hold_micros,
+                    },
                 };
                 match store.claim(user, node, kind, limits).await {
                     Ok(Ok(id)) => Taken::Claim(id),
@@ -105,22 +118,29 @@ impl Admission {
         Ok(Place { admission: self.clone(), user: user.clone(), taken })
     }
 
-    /// A place for one more session of `user` (429 `SESSION_LIMIT_REACHED` at the cap), if the balance
-    /// can still cover new work (402 otherwise).
-    pub async fn open_session(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<SessionSlot, ApiError> {
-        self.take(user, balance_micros, ClaimKind::Session).await
+    /// A place for one more session of `user` (429 `SESSION_LIMIT_REACHED` at the cap), holding `hold_micros`
+    /// (the price of its whole maxDuration) until it ends: refused with 402 unless the balance, less
+    /// the user's other holds, covers it.
+    pub async fn open_session(
+        self: &Arc<Self>,
+        user: &UserId,
+        balance_micros: i64,
+        hold_micros: i64,
+    ) -> Result<SessionSlot, ApiError> {
+        self.take(user, balance_micros, ClaimKind::Session, hold_micros).await
     }
 
     /// Sets a task's estimate aside from `balance_micros`; 402 `INSUFFICIENT_BALANCE` when nothing is
     /// left after the holds of `user`'s running tasks.
     pub async fn hold(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<Hold, ApiError> {
-        self.take(user, balance_micros, ClaimKind::Task).await
+        self.take(user, balance_micros, ClaimKind::Task, 0).await
     }
 }
 
 /// What a place holds until it is given back.
 enum Taken {
-    Session,
+    /// A session, holding its maxDuration's price.
+    Session(i64),
     Hold(i64),
     Claim(String),
     Released,
@@ -162,9 +182,10 @@ impl Place {
     fn give_back_locally(&mut self) -> Option<String> {
         let (user, admission) = (&self.user, &self.admission);
         match (std::mem::replace(&mut self.taken, Taken::Released), &admission.counter) {
-            (Taken::Session, Counter::Local(map)) => {
-                Admission::with_load(map, user, |l| l.sessions = l.sessions.saturating_sub(1))
-            }
+            (Taken::Session(micros), Counter::Local(map)) => Admission::with_load(map, user, |l| {
+                l.sessions = l.sessions.saturating_sub(1);
+                l.held_micros -= micros;
+            }),
             (Taken::Hold(micros), Counter::Local(map)) => Admission::with_load(map, user, |l| l.held_micros -= micros),
             (Taken::Claim(id), _) => return Some(id),
             _ => {}
@@ -212,13 +233,13 @@ mod tests {
     async fn the_session_cap_is_per_user_and_comes_back_on_drop() {
         let a = Admission::local(2, 0);
         let (alice, bob) = (UserId::new(), UserId::new());
-        let s1 = a.open_session(&alice, 100).await.expect("first");
-        let _s2 = a.open_session(&alice, 100).await.expect("second");
-        let err = a.open_session(&alice, 100).await.err().expect("third refused");
+        let s1 = a.open_session(&alice, 100, 0).await.expect("first");
+        let _s2 = a.open_session(&alice, 100, 0).await.expect("second");
+        let err = a.open_session(&alice, 100, 0).await.err().expect("third refused");
         assert_eq!(err.code, ErrorCode::SessionLimitReached);
-        assert!(a.open_session(&bob, 100).await.is_ok(), "other users are not affected");
+        assert!(a.open_session(&bob, 100, 0).await.is_ok(), "other users are not affected");
         drop(s1);
-        assert!(a.open_session(&alice, 100).await.is_ok());
+        assert!(a.open_session(&alice, 100, 0).await.is_ok());
     }
 
     #[tokio::test]
@@ -228,10 +249,23 @@ mod tests {
         let mut first = a.hold(&u, 4_000).await.expect("the balance covers new work");
         let err = a.hold(&u, 4_000).await.err().expect("nothing left after the first hold");
         assert_eq!(err.code, ErrorCode::InsufficientBalance);
-        assert_eq!(a.open_session(&u, 4_000).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
+        assert_eq!(a.open_session(&u, 4_000, 0).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
         first.release().await;
         assert!(a.hold(&u, 4_000).await.is_ok());
         assert!(a.hold(&UserId::new(), 0).await.is_err(), "an empty balance starts nothing");
+    }
+
+    #[tokio::test]
+    async fn a_session_holds_its_whole_time_on_the_balance() {
+        let a = Admission::local(10, 10_000);
+        let u = UserId::new();
+        let err = a.open_session(&u, 7_000, 15_000).await.err().expect("7,000 cannot cover a 15,000 session");
+        assert_eq!(err.code, ErrorCode::InsufficientBalance);
+        let mut first = a.open_session(&u, 7_000, 5_000).await.expect("covered");
+        assert!(a.open_session(&u, 7_000, 5_000).await.is_err(), "2,000 left");
+        assert!(a.open_session(&u, 7_000, 2_000).await.is_ok(), "exactly covered");
+        first.release().await;
+        assert!(a.open_session(&u, 7_000, 5_000).await.is_ok(), "the hold came back with the place");
     }
 
     #[tokio::test]
@@ -241,11 +275,11 @@ mod tests {
         let user = store.create_user("u", 8_000).await.expect("user");
         let a = Admission::shared(1, 10_000, store.clone(), "a".into());
         let b = Admission::shared(1, 10_000, store.clone(), "b".into());
-        let mut on_a = a.open_session(&user.id, 0).await.expect("a session on a");
-        let err = b.open_session(&user.id, 0).await.err().expect("the cap is the user's, not the node's");
+        let mut on_a = a.open_session(&user.id, 0, 0).await.expect("a session on a");
+        let err = b.open_session(&user.id, 0, 0).await.err().expect("the cap is the user's, not the node's");
         assert_eq!(err.code, ErrorCode::SessionLimitReached);
         on_a.release().await;
-        let _on_b = b.open_session(&user.id, 0).await.expect("released on a, free on b");
+        let _on_b = b.open_session(&user.id, 0, 0).await.expect("released on a, free on b");
         let held = a.hold(&user.id, 0).await.expect("the balance covers one hold");
         assert_eq!(b.hold(&user.id, 0).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
         drop(held);

@@ -2,6 +2,7 @@
 //! state and current task) behind a cheap handle; the `SessionManager` is the registry that creates
 //! them, routes messages to them, answers task polls and enforces ownership and balance rules.
 
+mod accounts;
 mod actor;
 mod admission;
 mod live;

@@ -123,6 +123,10 @@ impl Shared {
     fn session(&self, id: &str) -> Option<SessionHandle> {
         self.sessions.lock().ok()?.get(&SessionId::from_string(id)).cloned()
     }
+    /// The owners of the live sessions.
+    pub fn owners(&self) -> std::collections::HashSet<UserId> {
+        self.sessions.lock().map(|m| m.values().map(|h| h.user_id.clone()).collect()).unwrap_or_default()
+    }
 }
 
 /// A created session, as start-session reports it.
@@ -220,7 +224,9 @@ impl SessionManager {
     ) -> Result<StartedSession, ApiError> {
         let began = Instant::now();
         // Counted before the browser is leased, so one user cannot take every browser.
-        let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros).await?;
+        // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
+        let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
+        let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
         let lease = match self.shared.pool.lease(params.limits.avoid_domains.clone()).await {
             Ok(lease) => lease,
             Err(e) => {
@@ -276,6 +282,7 @@ impl SessionManager {
             lease,
             state: SessionState::Active,
             terminate_on_completion: params.terminate_on_completion,
+            opened_at: now,
             expires_at: now + Duration::from_millis(params.limits.max_duration_ms),
             rx,
             bus: bus.clone(),
@@ -430,6 +437,22 @@ impl SessionManager {
             let ends = handles.iter().map(|h| me.ask(h, |reply| Command::End { reason, reply }));
             futures::future::join_all(ends).await.len()
         }
+    }
+
+    /// Ends `user`'s live sessions for `reason` and waits until each is closed; yields how many.
+    pub async fn end_sessions_of(&self, user: &UserId, reason: EndReason) -> usize {
+        let handles: Vec<SessionHandle> = self
+            .shared
+            .sessions
+            .lock()
+            .map(|m| m.values().filter(|h| &h.user_id == user).cloned().collect())
+            .unwrap_or_default();
+        let ends = handles.iter().map(|h| self.ask(h, |reply| Command::End { reason, reply }));
+        futures::future::join_all(ends).await.len()
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 
     /// Terminates a session in the background (used from `Drop`, e.g. when a client disconnects);

@@ -29,8 +29,10 @@ impl ClaimKind {
 pub struct ClaimLimits {
     /// Open sessions a user may have across the cluster.
     pub max_sessions: i64,
-    /// What each running task sets aside from the balance (micro-dollars).
-    pub task_hold_micros: i64,
+    /// What this claim sets aside from the balance (micro-dollars): a running task's estimate, or the
+    /// price of a session's whole maxDuration. A session must be covered by what the other holds
+    /// leave; a task only needs something left (so parallel tasks overdraw by at most one hold).
+    pub hold_micros: i64,
 }
 
 /// Why a claim was refused.
@@ -82,7 +84,9 @@ impl Store {
         .bind(user.as_str())
         .fetch_one(&mut *tx)
         .await?;
-        let refusal = if balance - held <= 0 {
+        let hold = limits.hold_micros.max(0);
+        let available = balance - held;
+        let refusal = if available <= 0 || (kind == ClaimKind::Session && available < hold) {
             Some(ClaimRefusal::Balance)
         } else if kind == ClaimKind::Session && sessions >= limits.max_sessions {
             Some(ClaimRefusal::SessionCap)
@@ -96,10 +100,6 @@ impl Store {
             return Ok(Err(refusal));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let micros = match kind {
-            ClaimKind::Session => 0,
-            ClaimKind::Task => limits.task_hold_micros.max(0),
-        };
         sqlx::query(
             "INSERT INTO claims (id, user_id, node_id, kind, micros, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
         )
@@ -107,7 +107,7 @@ impl Store {
         .bind(user.as_str())
         .bind(node)
         .bind(kind.as_str())
-        .bind(micros)
+        .bind(hold)
         .bind(now_ms())
         .execute(&mut *tx)
         .await?;
@@ -130,18 +130,19 @@ mod tests {
     use super::*;
     use crate::testutil::store;
 
-    const LIMITS: ClaimLimits = ClaimLimits { max_sessions: 2, task_hold_micros: 10_000 };
+    const LIMITS: ClaimLimits = ClaimLimits { max_sessions: 2, hold_micros: 10_000 };
+    const SESSIONS: ClaimLimits = ClaimLimits { max_sessions: 2, hold_micros: 0 };
 
     #[tokio::test]
     async fn claims_cap_sessions_and_hold_the_balance_across_nodes() {
         let (s, _d) = store().await;
         let u = s.create_user("c", 8_000).await.unwrap();
-        let one = s.claim(&u.id, "a", ClaimKind::Session, LIMITS).await.unwrap().expect("first session");
-        s.claim(&u.id, "b", ClaimKind::Session, LIMITS).await.unwrap().expect("second session, on another node");
-        let third = s.claim(&u.id, "a", ClaimKind::Session, LIMITS).await.unwrap();
+        let one = s.claim(&u.id, "a", ClaimKind::Session, SESSIONS).await.unwrap().expect("first session");
+        s.claim(&u.id, "b", ClaimKind::Session, SESSIONS).await.unwrap().expect("second session, on another node");
+        let third = s.claim(&u.id, "a", ClaimKind::Session, SESSIONS).await.unwrap();
         assert_eq!(third, Err(ClaimRefusal::SessionCap));
         s.release_claim(&one).await.unwrap();
-        s.claim(&u.id, "b", ClaimKind::Session, LIMITS).await.unwrap().expect("a place came back");
+        s.claim(&u.id, "b", ClaimKind::Session, SESSIONS).await.unwrap().expect("a place came back");
 
         let task = s.claim(&u.id, "a", ClaimKind::Task, LIMITS).await.unwrap().expect("the balance covers a task");
         let second = s.claim(&u.id, "b", ClaimKind::Task, LIMITS).await.unwrap();
@@ -152,10 +153,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_session_is_granted_only_when_the_balance_covers_its_hold() {
+        let (s, _d) = store().await;
+        let u = s.create_user("c", 7_000).await.unwrap();
+        let hold = |micros| ClaimLimits { max_sessions: 3, hold_micros: micros };
+        assert_eq!(s.claim(&u.id, "a", ClaimKind::Session, hold(15_000)).await.unwrap(), Err(ClaimRefusal::Balance));
+        let first = s.claim(&u.id, "a", ClaimKind::Session, hold(5_000)).await.unwrap().expect("5,000 of 7,000");
+        let second = s.claim(&u.id, "b", ClaimKind::Session, hold(5_000)).await.unwrap();
+        assert_eq!(second, Err(ClaimRefusal::Balance), "2,000 left cannot cover a 5,000 hold on any node");
+        s.claim(&u.id, "b", ClaimKind::Session, hold(2_000)).await.unwrap().expect("exactly covered");
+        s.release_claim(&first).await.unwrap();
+        s.claim(&u.id, "b", ClaimKind::Session, hold(5_000)).await.unwrap().expect("the hold came back");
+    }
+
+    #[tokio::test]
     async fn concurrent_claims_never_pass_the_cap() {
         let (s, _d) = store().await;
         let u = s.create_user("c", 1_000_000).await.unwrap();
-        let limits = ClaimLimits { max_sessions: 3, task_hold_micros: 0 };
+        let limits = ClaimLimits { max_sessions: 3, hold_micros: 0 };
         let tries = (0..12).map(|i| {
             let (s, id) = (s.clone(), u.id.clone());
             tokio::spawn(
@@ -175,7 +190,7 @@ mod tests {
     async fn a_lost_or_recovering_node_drops_its_claims() {
         let (s, _d) = store().await;
         let u = s.create_user("c", 1_000_000).await.unwrap();
-        let limits = ClaimLimits { max_sessions: 1, task_hold_micros: 0 };
+        let limits = ClaimLimits { max_sessions: 1, hold_micros: 0 };
         s.claim(&u.id, "a", ClaimKind::Session, limits).await.unwrap().expect("first");
         assert_eq!(s.claim(&u.id, "b", ClaimKind::Session, limits).await.unwrap(), Err(ClaimRefusal::SessionCap));
         s.recover_interrupted("a").await.unwrap();

@@ -213,7 +213,7 @@ impl Store {
         .bind(user.as_str())
         .fetch_one(&mut *tx)
         .await?;
-        insert_ledger(&mut tx, &user, Some(id.as_str()), -cost_micros, "task").await?;
+        insert_ledger(&mut tx, &user, (Some(id.as_str()), None), -cost_micros, "task").await?;
         tx.commit().await?;
         Ok(balance)
     }

@@ -57,7 +57,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
         if balance_micros != 0 {
-            insert_ledger(&mut tx, &user.id, None, balance_micros, "credit").await?;
+            insert_ledger(&mut tx, &user.id, (None, None), balance_micros, "credit").await?;
         }
         tx.commit().await?;
         Ok(user)
@@ -112,29 +112,32 @@ impl Store {
             tx.rollback().await?;
             return Err(StoreError::NotFound("user"));
         };
-        insert_ledger(&mut tx, id, None, delta_micros, "credit").await?;
+        insert_ledger(&mut tx, id, (None, None), delta_micros, "credit").await?;
         tx.commit().await?;
         Ok(balance)
     }
 }
 
 /// Records one balance movement inside the caller's transaction.
+/// `for_what` is the task or session the movement is for: `(Some(task), None)`, `(None, Some(session))`.
 pub(crate) async fn insert_ledger(
     tx: &mut sqlx::AnyConnection,
     user: &UserId,
-    task: Option<&str>,
+    for_what: (Option<&str>, Option<&str>),
     amount_micros: i64,
     kind: &str,
 ) -> Result<()> {
     sqlx::query(
-        "INSERT INTO usage_ledger (id, user_id, task_id, amount_micros, kind, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO usage_ledger (id, user_id, task_id, session_id, amount_micros, kind, created_at)
+         VALUES ($1, $2, $3, $7, $4, $5, $6)",
     )
     .bind(uuid::Uuid::new_v4().simple().to_string())
     .bind(user.as_str())
-    .bind(task)
+    .bind(for_what.0)
     .bind(amount_micros)
     .bind(kind)
     .bind(now_ms())
+    .bind(for_what.1)
     .execute(tx)
     .await?;
     Ok(())

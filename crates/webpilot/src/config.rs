@@ -102,6 +102,10 @@ pub struct ServeConfig {
     /// A session with no task and no message for this long expires (ms, at most 300000).
     #[arg(long, env = "WEBPILOT_IDLE_TIMEOUT_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1000..=300_000))]
     pub idle_timeout_ms: u64,
+    /// How often each node looks for owners of its live sessions that were deactivated (by `webpilot users
+    /// deactivate`) and ends their sessions (ms).
+    #[arg(long, env = "WEBPILOT_ACCOUNT_CHECK_MS", default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub account_check_ms: u64,
     /// How long to try for a replacement when a session's Chromium dies, before ending the session as
     /// `instance_lost` (ms, at most the spec's 300000 grace period, which is what clients are told).
     #[arg(long, env = "WEBPILOT_INSTANCE_RECONNECT_WINDOW_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(100..=300_000))]
@@ -152,6 +156,10 @@ pub struct ServeConfig {
     /// USD per second of task compute time.
     #[arg(long, env = "WEBPILOT_PRICE_COMPUTE_PER_SECOND", default_value_t = 0.0005)]
     pub price_compute_per_second: f64,
+    /// USD per second a session is open (start to end), on top of its tasks; a session holds its
+    /// maxDuration's worth of it on the balance while it is open.
+    #[arg(long, env = "WEBPILOT_PRICE_SESSION_PER_SECOND", default_value_t = 0.00005)]
+    pub price_session_per_second: f64,
 }
 
 /// Where the state lives; shared by `serve` and the admin commands.

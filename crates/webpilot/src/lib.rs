@@ -142,6 +142,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
                 compute_per_second: serve.price_compute_per_second,
+                session_per_second: serve.price_session_per_second,
             },
             ..SessionConfig::default()
         },
@@ -168,6 +169,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     if let Some(fanout) = events.clone() {
         manager.set_event_hook(Arc::new(move |session, rx| fanout.publish_all(session.to_string(), rx)));
     }
+    manager.watch_accounts(Duration::from_millis(serve.account_check_ms));
     let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");

@@ -38,15 +38,19 @@ fn now_unix() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// The scope the request's token grants on `session_id`, or 401. Whether the session is still live
-/// is for the caller's own lookup of it to say (404).
-pub(super) fn authorize(state: &AppState, session_id: &str, token: Option<&str>) -> Result<Scope, ErrorResponse> {
+/// The scope the request's token grants on `session_id`, or 401; 403 `ACCOUNT_DEACTIVATED` when the
+/// session's owner was deactivated (a link is worth no more than the account that made it). Whether the
+/// session is still live is for the caller's own lookup of it to say (404).
+pub(super) async fn authorize(state: &AppState, session_id: &str, token: Option<&str>) -> Result<Scope, ErrorResponse> {
     let token = token.ok_or_else(|| ApiError::new(ErrorCode::Unauthorized, "the stream URL needs its token"))?;
     let scope = state
         .stream_key
         .check(session_id, token, now_unix())
         .map_err(|e| ApiError::new(ErrorCode::Unauthorized, e.to_string()))?;
-    Ok(scope)
+    match state.manager.owner(session_id).await {
+        Ok(owner) if !owner.is_active() => Err(ApiError::code(ErrorCode::AccountDeactivated).into()),
+        _ => Ok(scope),
+    }
 }
 
 /// `GET /stream/:id/view?token=…`: the MJPEG stream; it ends when the session does.
@@ -55,7 +59,7 @@ pub async fn view(
     Path(session_id): Path<String>,
     Query(q): Query<TokenQuery>,
 ) -> Result<Response, ErrorResponse> {
-    authorize(&state, &session_id, q.token.as_deref())?;
+    authorize(&state, &session_id, q.token.as_deref()).await?;
     let pages = state
         .manager
         .pages(&session_id)
@@ -112,7 +116,7 @@ pub async fn interaction(
     Query(q): Query<TokenQuery>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ErrorResponse> {
-    let scope = authorize(&state, &session_id, q.token.as_deref())?;
+    let scope = authorize(&state, &session_id, q.token.as_deref()).await?;
     let owner = state.manager.owner(&session_id).await?;
     if scope != Scope::Control {
         return Err(ApiError::new(ErrorCode::Unauthorized, "this view link is read-only").into());

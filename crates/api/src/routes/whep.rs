@@ -65,7 +65,7 @@ async fn answer(
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ErrorResponse> {
-    authorize(state, session_id, token)?;
+    authorize(state, session_id, token).await?;
     let is_sdp = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -103,7 +103,9 @@ impl TestApp {
             .arg("rate-limit", 1000)
             .arg("max-sessions", 3)
             .arg("max-sessions-per-user", 10)
-            .arg("navigation-timeout-ms", 10_000);
+            .arg("navigation-timeout-ms", 10_000)
+            // Session time is free here, so the tests of task costs compare exact balances; billing.rs prices it.
+            .arg("price-session-per-second", 0);
         let settings = f(defaults);
         let data = tempfile::tempdir().expect("tempdir");
         let mut app = TestApp {

@@ -8,6 +8,7 @@ mod sio;
 mod agent;
 mod agent_answers;
 mod auth;
+mod billing;
 mod browser;
 mod chat;
 mod cluster;
