@@ -20,6 +20,8 @@ pub struct ApiConfig {
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Serve `/metrics` on the main listener (off when it has a listener of its own).
     pub metrics_on_main: bool,
+    /// The operator's `--egress-allow` entries: the only loopback or private webhook targets allowed.
+    pub egress_allow: std::sync::Arc<[webpilot_core::egress::AllowEntry]>,
 }
 
 #[derive(Clone)]

@@ -90,7 +90,7 @@ pub(crate) struct Shared {
     tasks: Mutex<HashMap<TaskId, Arc<LiveTask>>>,
     tracker: TaskTracker,
     /// Given every new session's events, from its first (other nodes' sockets get them through it).
-    event_hook: std::sync::OnceLock<EventHook>,
+    event_hooks: Mutex<Vec<EventHook>>,
 }
 
 /// Receives the event stream of each session this node starts.
@@ -182,14 +182,14 @@ impl SessionManager {
                 sessions: Mutex::new(HashMap::new()),
                 tasks: Mutex::new(HashMap::new()),
                 tracker: TaskTracker::new(),
-                event_hook: std::sync::OnceLock::new(),
+                event_hooks: Mutex::new(Vec::new()),
             }),
         }
     }
 
-    /// Sets the hook given every new session's events (once; later calls are ignored).
-    pub fn set_event_hook(&self, hook: EventHook) {
-        let _ = self.shared.event_hook.set(hook);
+    /// Adds a hook given every new session's events, from its first.
+    pub fn add_event_hook(&self, hook: EventHook) {
+        self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
     }
 
     pub fn config(&self) -> &SessionConfig {
@@ -305,7 +305,7 @@ impl SessionManager {
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());
         }
-        if let Some(hook) = self.shared.event_hook.get() {
+        for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             hook(&session_id, handle.bus.subscribe());
         }
         self.shared.tracker.spawn(actor.run());

@@ -15,7 +15,7 @@ use webpilot_core::params::NewTask;
 use webpilot_core::secrets::Secrets;
 use webpilot_core::usage::{micros_to_usd, Prices, Usage};
 use webpilot_core::{ErrorCode, SessionId, TaskId};
-use webpilot_store::{Store, StoreError, TaskOutcome};
+use webpilot_store::{Store, StoreError, TaskOutcome, WebhookEvent};
 
 /// What a new task brings: its parameters, earlier conversation (chat completions), its hold, and
 /// the trace to replay (`replayOf`).
@@ -125,18 +125,21 @@ pub(crate) struct PendingOutcome {
     cost: i64,
     /// The task's hold, given back once the charge is stored (not before: the balance is not yet charged).
     hold: Hold,
+    /// The webhook message queued with the outcome.
+    webhook: Option<WebhookEvent>,
 }
 
 impl PendingOutcome {
     /// Writes the outcome, retrying every second until it is stored or `stop` is cancelled (then the
     /// next start fails the task as interrupted, as after a crash).
     pub async fn store_eventually(mut self, store: &Store, id: &TaskId, stop: &tokio_util::sync::CancellationToken) {
+        let webhook = self.webhook.take();
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tokio::time::sleep(Duration::from_secs(1)) => {}
             }
-            match store.finish_task(id, &self.outcome, self.usage, self.cost).await {
+            match store.finish_task(id, &self.outcome, self.usage, self.cost, webhook.as_ref()).await {
                 Ok(_) => {
                     self.hold.release().await;
                     return tracing::info!(task = %id, "a task outcome was stored on a later attempt");
@@ -183,11 +186,12 @@ pub(crate) async fn finish(
             TaskEvent::Error { error: e.message, code: e.code },
         ),
     };
+    let webhook = task_webhook(live, &event);
     metrics::counter!("webpilot_tasks_total", "outcome" => outcome_name(&outcome)).increment(1);
     metrics::counter!("webpilot_model_tokens_total", "kind" => "input").increment(usage.input_tokens);
     metrics::counter!("webpilot_model_tokens_total", "kind" => "output").increment(usage.output_tokens);
     metrics::histogram!("webpilot_task_duration_seconds").record(live.started.elapsed().as_secs_f64());
-    let pending = match store.finish_task(&live.id, &outcome, usage, cost).await {
+    let pending = match store.finish_task(&live.id, &outcome, usage, cost, Some(&webhook)).await {
         Ok(balance) => {
             tracing::info!(task = %live.id, outcome = outcome_name(&outcome), cost_micros = cost, balance_micros = balance, "task finished");
             // Charged: the hold is given back before anyone hears the task ended, so the user's next task
@@ -208,12 +212,23 @@ pub(crate) async fn finish(
         Err(e) => {
             tracing::error!(task = %live.id, error = %e, "storing a task outcome failed; kept in memory, retrying");
             live.keep_final_view(final_view(&outcome, replay.as_deref(), usage, cost));
-            Some(PendingOutcome { outcome, usage, cost, hold: hold.take() })
+            Some(PendingOutcome { outcome, usage, cost, hold: hold.take(), webhook: Some(webhook) })
         }
     };
     let _ = bus.send(SessionEvent::Task { task_id: live.id.to_string(), event });
     live.mark_done();
     pending
+}
+
+/// The webhook message of a task's end: the Socket.IO event's fields, with the session's id.
+fn task_webhook(live: &LiveTask, event: &TaskEvent) -> WebhookEvent {
+    let event_type = match event {
+        TaskEvent::Completed { .. } => "task.completed",
+        _ => "task.failed",
+    };
+    let mut data = event.to_json(live.id.as_str());
+    data["sessionId"] = serde_json::Value::String(live.session_id.to_string());
+    WebhookEvent { event_type, data }
 }
 
 fn final_view(outcome: &TaskOutcome, replay: Option<&str>, usage: Usage, cost_micros: i64) -> TaskView {

@@ -14,6 +14,7 @@ mod sessions;
 mod tasks;
 pub mod testdb;
 mod users;
+mod webhooks;
 
 pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
@@ -21,6 +22,7 @@ pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use sessions::SessionRecord;
 pub use tasks::{TaskOutcome, TaskRecord, TaskStatus};
 pub use users::User;
+pub use webhooks::{AttemptOutcome, DeliveryRecord, OutboxMessage, WebhookEvent, WebhookRecord, WEBHOOK_EVENTS};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};

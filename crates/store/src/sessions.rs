@@ -2,6 +2,7 @@
 
 use crate::users::insert_ledger;
 use crate::{now_ms, Result, Store};
+use webpilot_core::usage::micros_to_usd;
 use webpilot_core::{SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,8 +83,11 @@ impl Store {
             tx.rollback().await?;
             return Ok(false);
         };
+        let user = UserId::from_string(user);
+        let ended =
+            serde_json::json!({ "sessionId": id.as_str(), "reason": reason, "cost": micros_to_usd(cost_micros) });
+        crate::webhooks::enqueue(&mut tx, &user, "session.ended", &ended).await?;
         if cost_micros > 0 {
-            let user = UserId::from_string(user);
             sqlx::query("UPDATE users SET balance_micros = balance_micros - $1 WHERE id = $2")
                 .bind(cost_micros)
                 .bind(user.as_str())

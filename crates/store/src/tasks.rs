@@ -1,5 +1,6 @@
 //! Task rows, their final outcome and its charge, and start-up recovery of tasks cut off by a crash.
 
+use crate::webhooks::WebhookEvent;
 use crate::{now_ms, users::insert_ledger, Result, Store, StoreError};
 use webpilot_core::usage::Usage;
 use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
@@ -160,8 +161,16 @@ impl Store {
     /// Records a task's outcome and charges `cost_micros` to its user, in one transaction.
     /// Returns the user's balance afterwards. A task already final is left as it was. Concurrent
     /// writers never make it fail: see [`crate::retry`].
-    pub async fn finish_task(&self, id: &TaskId, outcome: &TaskOutcome, usage: Usage, cost_micros: i64) -> Result<i64> {
-        crate::retry::on_busy("finish a task", || self.finish_task_once(id, outcome, usage, cost_micros)).await
+    /// `webhook` is the message for the user's webhooks, queued in the same transaction.
+    pub async fn finish_task(
+        &self,
+        id: &TaskId,
+        outcome: &TaskOutcome,
+        usage: Usage,
+        cost_micros: i64,
+        webhook: Option<&WebhookEvent>,
+    ) -> Result<i64> {
+        crate::retry::on_busy("finish a task", || self.finish_task_once(id, outcome, usage, cost_micros, webhook)).await
     }
 
     async fn finish_task_once(
@@ -170,6 +179,7 @@ impl Store {
         outcome: &TaskOutcome,
         usage: Usage,
         cost_micros: i64,
+        webhook: Option<&WebhookEvent>,
     ) -> Result<i64> {
         let (status, message, output, error, code) = match outcome {
             TaskOutcome::Complete { message, output } => {
@@ -214,6 +224,9 @@ impl Store {
         .fetch_one(&mut *tx)
         .await?;
         insert_ledger(&mut tx, &user, (Some(id.as_str()), None), -cost_micros, "task").await?;
+        if let Some(event) = webhook {
+            crate::webhooks::enqueue(&mut tx, &user, event.event_type, &event.data).await?;
+        }
         tx.commit().await?;
         Ok(balance)
     }
@@ -310,12 +323,13 @@ mod tests {
                 &TaskOutcome::Complete { message: "ok".into(), output: Some("[1]".into()) },
                 usage,
                 250_000,
+                None,
             )
             .await
             .unwrap();
         assert_eq!(bal, 750_000);
         assert!(s
-            .finish_task(&t1, &TaskOutcome::Complete { message: "again".into(), output: None }, usage, 1)
+            .finish_task(&t1, &TaskOutcome::Complete { message: "again".into(), output: None }, usage, 1, None)
             .await
             .is_err());
         s.set_task_guardrail(&t2, Some(("human_input_needed", "which one?"))).await.unwrap();

@@ -102,6 +102,10 @@ pub struct ServeConfig {
     /// A session with no task and no message for this long expires (ms, at most 300000).
     #[arg(long, env = "WEBPILOT_IDLE_TIMEOUT_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1000..=300_000))]
     pub idle_timeout_ms: u64,
+    /// The waits between webhook delivery attempts (comma-separated durations: `500ms`, `5s`, `5m`, `2h`);
+    /// after the last, a message is marked failed.
+    #[arg(long, env = "WEBPILOT_WEBHOOK_RETRY_SCHEDULE", default_value = "5s,5m,30m,2h,5h,10h")]
+    pub webhook_retry_schedule: webpilot_webhooks::RetrySchedule,
     /// How often each node looks for owners of its live sessions that were deactivated (by `webpilot users
     /// deactivate`) and ends their sessions (ms).
     #[arg(long, env = "WEBPILOT_ACCOUNT_CHECK_MS", default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(100..=60_000))]

@@ -57,6 +57,8 @@ pub struct RunningApp {
     pub cluster: webpilot_cluster::Membership,
     stop: CancellationToken,
     server: Option<tokio::task::JoinHandle<()>>,
+    /// The webhook delivery worker and its deliveries in flight.
+    webhooks: tokio_util::task::TaskTracker,
 }
 
 impl RunningApp {
@@ -66,6 +68,9 @@ impl RunningApp {
         self.stop.cancel();
         self.wait().await;
         self.manager.shutdown().await;
+        // Messages not yet delivered stay in the outbox for the next start (or another node).
+        self.webhooks.close();
+        self.webhooks.wait().await;
         self.manager.pool().shutdown().await;
         self.cluster.leave().await;
         self.store.close().await;
@@ -167,9 +172,20 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let stop = CancellationToken::new();
     let events = redis.as_ref().map(|link| webpilot_cluster::EventFanout::new(link.clone(), &serve.redis_prefix));
     if let Some(fanout) = events.clone() {
-        manager.set_event_hook(Arc::new(move |session, rx| fanout.publish_all(session.to_string(), rx)));
+        manager.add_event_hook(Arc::new(move |session, rx| fanout.publish_all(session.to_string(), rx)));
     }
     manager.watch_accounts(Duration::from_millis(serve.account_check_ms));
+    let (hook_store, hook_url) = (store.clone(), public_url.clone());
+    manager.add_event_hook(Arc::new(move |session, rx| {
+        webpilot_webhooks::follow_guardrails(hook_store.clone(), hook_url.clone(), session, rx)
+    }));
+    let webhooks = tokio_util::task::TaskTracker::new();
+    let webhook_config = webpilot_webhooks::WorkerConfig {
+        schedule: serve.webhook_retry_schedule.clone(),
+        allow: serve.egress_allow.clone().into(),
+        ..Default::default()
+    };
+    webpilot_webhooks::spawn_worker(store.clone(), webhook_config, &webhooks, stop.clone());
     let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
@@ -195,6 +211,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             mcp_allowed_hosts,
             shutdown: stop.clone(),
             metrics_on_main: serve.metrics_listen.is_none(),
+            egress_allow: serve.egress_allow.clone().into(),
         }),
         metrics: webpilot_api::metrics::install(),
         redis,
@@ -230,7 +247,19 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
     });
     tracing::info!(%addr, "webpilot listening");
-    Ok(RunningApp { addr, store, manager, sockets, live_view, whep, metrics_addr, cluster, stop, server: Some(server) })
+    Ok(RunningApp {
+        addr,
+        store,
+        manager,
+        sockets,
+        live_view,
+        whep,
+        metrics_addr,
+        cluster,
+        stop,
+        server: Some(server),
+        webhooks,
+    })
 }
 
 /// Serves `/metrics` alone on `at` until `stop`; returns the bound address.

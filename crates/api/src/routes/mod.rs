@@ -10,6 +10,7 @@ mod openai;
 mod sessions;
 mod stream;
 mod tasks;
+mod webhooks;
 mod whep;
 
 use crate::error::ErrorResponse;
@@ -44,6 +45,10 @@ pub fn router(state: AppState) -> Router {
         .route("/console/{asset}", get(console::asset))
         .route("/task/{session_id}/{task_id}", get(tasks::poll))
         .route("/start/health", get(health::health))
+        .route("/webhooks", post(webhooks::create).get(webhooks::list))
+        .route("/webhooks/{webhook_id}", delete(webhooks::remove))
+        .route("/webhooks/{webhook_id}/rotate-secret", post(webhooks::rotate_secret))
+        .route("/webhooks/{webhook_id}/deliveries", get(webhooks::deliveries))
         .route("/internal/{call}", post(internal::call))
         .route("/start/active-sockets", get(health::active_sockets))
         .route("/stream/{session_id}/view", get(stream::view))

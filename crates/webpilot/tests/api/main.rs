@@ -33,4 +33,5 @@ mod socket;
 mod socket_security;
 mod states;
 mod validation;
+mod webhooks;
 mod whep;

@@ -1,0 +1,235 @@
+//! Webhook endpoints of the caller's account: `POST /webhooks` registers one (the signing secret is shown
+//! once), `GET /webhooks` lists them, `DELETE /webhooks/{id}`, `POST /webhooks/{id}/rotate-secret` (the old
+//! secret keeps signing for 24 h), `GET /webhooks/{id}/deliveries` (the latest attempts). Delivery is the
+//! `webpilot-webhooks` worker's; the messages are queued by the store with the state they describe.
+
+use crate::auth::AuthUser;
+use crate::body::parse_json;
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Serialize;
+use serde_json::Value;
+use webpilot_core::{ApiError, ErrorCode};
+use webpilot_store::{now_ms, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
+use webpilot_webhooks::{check_url, new_secret};
+
+/// Most webhooks one user may register.
+pub const MAX_WEBHOOKS_PER_USER: usize = 10;
+/// How long a rotated-out secret keeps signing.
+const OLD_SECRET_VALID_MS: i64 = 24 * 3600 * 1000;
+const MAX_URL_LEN: usize = 2048;
+const MAX_DESCRIPTION_LEN: usize = 256;
+const DELIVERIES_LISTED: i64 = 100;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookView {
+    webhook_id: String,
+    url: String,
+    /// The subscribed event types (all of them when none were named).
+    events: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    created_at: i64,
+}
+
+impl From<WebhookRecord> for WebhookView {
+    fn from(r: WebhookRecord) -> Self {
+        let events =
+            if r.events.is_empty() { WEBHOOK_EVENTS.iter().map(|e| e.to_string()).collect() } else { r.events };
+        WebhookView { webhook_id: r.id, url: r.url, events, description: r.description, created_at: r.created_at }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookCreated {
+    success: bool,
+    #[serde(flatten)]
+    webhook: WebhookView,
+    /// Shown once: the `whsec_…` secret that signs every delivery.
+    secret: String,
+}
+
+#[derive(Serialize)]
+pub struct WebhookList {
+    success: bool,
+    webhooks: Vec<WebhookView>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretRotated {
+    success: bool,
+    webhook_id: String,
+    secret: String,
+    /// Until when (ms since the epoch) the previous secret still signs, beside the new one.
+    previous_secret_valid_until: i64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryView {
+    message_id: String,
+    #[serde(rename = "type")]
+    event_type: String,
+    attempt: i64,
+    status_code: Option<i64>,
+    error: Option<String>,
+    latency_ms: i64,
+    created_at: i64,
+}
+
+impl From<DeliveryRecord> for DeliveryView {
+    fn from(d: DeliveryRecord) -> Self {
+        DeliveryView {
+            message_id: d.message_id,
+            event_type: d.event_type,
+            attempt: d.attempt,
+            status_code: d.status_code,
+            error: d.error,
+            latency_ms: d.latency_ms,
+            created_at: d.created_at,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct DeliveryList {
+    success: bool,
+    deliveries: Vec<DeliveryView>,
+}
+
+#[derive(Serialize)]
+pub struct Done {
+    success: bool,
+    message: &'static str,
+}
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::InvalidParams, message)
+}
+
+fn stored(e: webpilot_store::StoreError) -> ApiError {
+    tracing::error!(error = %e, "a webhook store call failed");
+    ApiError::code(ErrorCode::InternalError)
+}
+
+/// What `POST /webhooks` asks for, checked.
+struct NewWebhook {
+    url: String,
+    events: Vec<String>,
+    description: Option<String>,
+}
+
+fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
+    let Some(fields) = body.as_object() else { return Err(invalid("the body must be a JSON object")) };
+    if let Some(unknown) = fields.keys().find(|k| !["url", "events", "description"].contains(&k.as_str())) {
+        return Err(invalid(format!("unknown field '{unknown}'")));
+    }
+    let url = match fields.get("url") {
+        Some(Value::String(u)) if !u.trim().is_empty() && u.len() <= MAX_URL_LEN => u.trim().to_owned(),
+        Some(Value::String(_)) => return Err(invalid(format!("url must be 1 to {MAX_URL_LEN} characters"))),
+        Some(_) => return Err(invalid("url must be a string")),
+        None => return Err(ApiError::new(ErrorCode::MissingRequiredField, "url is required")),
+    };
+    let events = match fields.get("events") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(list)) => {
+            let mut events = Vec::new();
+            for e in list {
+                let name = e
+                    .as_str()
+                    .filter(|n| WEBHOOK_EVENTS.contains(n))
+                    .ok_or_else(|| invalid(format!("events may name only {}", WEBHOOK_EVENTS.join(", "))))?;
+                if !events.iter().any(|x| x == name) {
+                    events.push(name.to_owned());
+                }
+            }
+            events
+        }
+        Some(_) => return Err(invalid("events must be an array of event types")),
+    };
+    let description = match fields.get("description") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) if d.chars().count() <= MAX_DESCRIPTION_LEN => Some(d.clone()),
+        Some(_) => {
+            return Err(invalid(format!("description must be a string of at most {MAX_DESCRIPTION_LEN} characters")))
+        }
+    };
+    Ok(NewWebhook { url, events, description })
+}
+
+/// `POST /webhooks {url, events?, description?}`.
+pub async fn create(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<WebhookCreated>, ErrorResponse> {
+    let new = parse_new(&parse_json(body)?)?;
+    check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
+    let existing = state.store.list_webhooks(&user.id).await.map_err(stored)?;
+    if existing.len() >= MAX_WEBHOOKS_PER_USER {
+        return Err(
+            invalid(format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first")).into()
+        );
+    }
+    let secret = new_secret();
+    let record = state
+        .store
+        .create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret)
+        .await
+        .map_err(stored)?;
+    tracing::info!(user = %user.id, webhook = %record.id, "webhook registered");
+    Ok(Json(WebhookCreated { success: true, webhook: record.into(), secret }))
+}
+
+/// `GET /webhooks`.
+pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<WebhookList>, ErrorResponse> {
+    let hooks = state.store.list_webhooks(&user.id).await.map_err(stored)?;
+    Ok(Json(WebhookList { success: true, webhooks: hooks.into_iter().map(WebhookView::from).collect() }))
+}
+
+/// `DELETE /webhooks/{id}`: its undelivered messages are dropped.
+pub async fn remove(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(id): Path<String>,
+) -> Result<Json<Done>, ErrorResponse> {
+    match state.store.delete_webhook(&user.id, &id).await.map_err(stored)? {
+        true => Ok(Json(Done { success: true, message: "webhook deleted" })),
+        false => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
+    }
+}
+
+/// `POST /webhooks/{id}/rotate-secret`.
+pub async fn rotate_secret(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(id): Path<String>,
+) -> Result<Json<SecretRotated>, ErrorResponse> {
+    let secret = new_secret();
+    let until = now_ms() + OLD_SECRET_VALID_MS;
+    match state.store.rotate_webhook_secret(&user.id, &id, &secret, until).await.map_err(stored)? {
+        true => Ok(Json(SecretRotated { success: true, webhook_id: id, secret, previous_secret_valid_until: until })),
+        false => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
+    }
+}
+
+/// `GET /webhooks/{id}/deliveries`: the latest attempts, newest first.
+pub async fn deliveries(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(id): Path<String>,
+) -> Result<Json<DeliveryList>, ErrorResponse> {
+    match state.store.webhook_deliveries(&user.id, &id, DELIVERIES_LISTED).await.map_err(stored)? {
+        Some(list) => {
+            Ok(Json(DeliveryList { success: true, deliveries: list.into_iter().map(DeliveryView::from).collect() }))
+        }
+        None => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
+    }
+}

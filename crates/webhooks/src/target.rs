@@ -1,0 +1,91 @@
+//! Where a webhook may be delivered: an `http`/`https` URL whose host resolves only to addresses the
+//! egress policy allows (never loopback or private networks unless `--egress-allow` names them). Checked
+//! at registration and again at each delivery, and the delivery connects to the addresses checked, so a
+//! DNS answer that changes in between (rebinding) cannot reach a private address.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use webpilot_core::egress::{decide, AllowEntry, Decision, SessionPolicy};
+use webpilot_core::policy::canonical_host;
+
+/// Why a URL is not a webhook target.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("the webhook url is not a valid absolute URL")]
+    BadUrl,
+    #[error("the webhook url must use http or https")]
+    Scheme,
+    #[error("the webhook url must not carry credentials")]
+    Credentials,
+    #[error("the webhook url's host {host} is refused: {why}")]
+    Refused { host: String, why: String },
+    #[error("the webhook url's host {host} could not be resolved")]
+    Unresolvable { host: String },
+}
+
+/// A checked target: the URL, and the addresses its host may be reached at.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub url: url::Url,
+    /// The canonical host name (for pinning its resolution); None for an IP literal.
+    pub domain: Option<String>,
+    pub addrs: Vec<SocketAddr>,
+}
+
+/// Checks `raw` against the policy (`allow`: the operator's `--egress-allow` entries).
+pub async fn check_url(raw: &str, allow: &[AllowEntry]) -> Result<Target, TargetError> {
+    let url = url::Url::parse(raw.trim()).map_err(|_| TargetError::BadUrl)?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(TargetError::Scheme);
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(TargetError::Credentials);
+    }
+    let raw_host = url.host_str().ok_or(TargetError::BadUrl)?;
+    let host = canonical_host(raw_host).ok_or(TargetError::BadUrl)?;
+    let port = url.port_or_known_default().ok_or(TargetError::BadUrl)?;
+    let ips = resolve(&host, port).await.map_err(|_| TargetError::Unresolvable { host: host.clone() })?;
+    if ips.is_empty() {
+        return Err(TargetError::Unresolvable { host });
+    }
+    let policy = SessionPolicy { allow, avoid: &[] };
+    // Every address must pass: the client may connect to any of them.
+    for ip in &ips {
+        if let Decision::Deny(reason) = decide(&host, *ip, port, policy) {
+            return Err(TargetError::Refused { host, why: reason.to_string() });
+        }
+    }
+    let domain = host.parse::<IpAddr>().is_err().then_some(host);
+    Ok(Target { url, domain, addrs: ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect() })
+}
+
+/// The addresses of a canonical host: an IP literal is itself; `localhost` and `*.localhost` are loopback
+/// (as the browser's egress proxy treats them), without asking DNS; anything else is resolved.
+async fn resolve(host: &str, port: u16) -> std::io::Result<Vec<IpAddr>> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    if host == "localhost" || host.ends_with(".localhost") {
+        return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)]);
+    }
+    Ok(tokio::net::lookup_host((host, port)).await?.map(|a| a.ip()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn loopback_private_and_odd_urls_are_refused_unless_allowed() {
+        for url in ["http://127.0.0.1:9/", "http://localhost/x", "http://[::1]/", "http://10.0.0.1/", "http://0x7f.1/"]
+        {
+            assert!(matches!(check_url(url, &[]).await, Err(TargetError::Refused { .. })), "{url}");
+        }
+        assert_eq!(check_url("ftp://example.com/", &[]).await.err(), Some(TargetError::Scheme));
+        assert_eq!(check_url("not a url", &[]).await.err(), Some(TargetError::BadUrl));
+        assert_eq!(check_url("http://u:p@example.com/", &[]).await.err(), Some(TargetError::Credentials));
+        let allow = AllowEntry::parse_list("127.0.0.1:9").expect("allow entry");
+        let target = check_url("http://127.0.0.1:9/hook", &allow).await.expect("allowed by --egress-allow");
+        assert_eq!(target.addrs, vec!["127.0.0.1:9".parse().expect("addr")]);
+        assert!(check_url("http://127.0.0.1:10/hook", &allow).await.is_err(), "another port is not allowed");
+    }
+}

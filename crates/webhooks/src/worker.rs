@@ -1,0 +1,151 @@
+//! The delivery worker: claims due messages from the store's outbox, sends each as a signed POST (10 s
+//! timeout, no redirects followed, to the addresses the egress check allowed), and records the attempt:
+//! delivered on a 2xx, otherwise retried after the schedule's next wait with the same `webhook-id`, or
+//! marked failed when the schedule is spent. At most `per_endpoint` requests go to one endpoint at once,
+//! and at most `in_flight` in all, so a slow receiver never holds the others up.
+
+use crate::schedule::RetrySchedule;
+use crate::sign::signature_headers;
+use crate::target::check_url;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use webpilot_core::egress::AllowEntry;
+use webpilot_store::{now_ms, AttemptOutcome, OutboxMessage, Store};
+
+/// How the worker delivers.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    pub schedule: RetrySchedule,
+    /// The operator's `--egress-allow` entries (the only loopback or private targets allowed).
+    pub allow: Arc<[AllowEntry]>,
+    pub timeout: Duration,
+    /// How often the outbox is looked at.
+    pub poll_every: Duration,
+    pub per_endpoint: usize,
+    pub in_flight: usize,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            schedule: RetrySchedule::default(),
+            allow: Arc::from(Vec::new()),
+            timeout: Duration::from_secs(10),
+            poll_every: Duration::from_millis(500),
+            per_endpoint: 4,
+            in_flight: 16,
+        }
+    }
+}
+
+/// Starts the worker on `tracker`; it ends when `stop` is cancelled.
+pub fn spawn_worker(store: Store, config: WorkerConfig, tracker: &TaskTracker, stop: CancellationToken) {
+    let worker = Arc::new(Worker { store, config, endpoints: Mutex::new(HashMap::new()) });
+    let inner = tracker.clone();
+    tracker.spawn(async move {
+        let budget = Arc::new(Semaphore::new(worker.config.in_flight.max(1)));
+        let mut tick = tokio::time::interval(worker.config.poll_every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let free = budget.available_permits();
+            if free == 0 {
+                continue;
+            }
+            // Longer than the most a claimed message can wait here (its share of the in-flight budget
+            // at its endpoint's concurrency) plus its own timeout, so no other node takes it meanwhile.
+            let lease = worker.config.timeout.as_millis() as i64 * (worker.config.in_flight as i64 + 2);
+            let due = match worker.store.claim_webhook_messages(lease, free as i64).await {
+                Ok(due) => due,
+                Err(e) => {
+                    tracing::warn!(error = %e, "reading the webhook outbox failed");
+                    continue;
+                }
+            };
+            for message in due {
+                let Ok(permit) = budget.clone().try_acquire_owned() else { break };
+                let worker = worker.clone();
+                inner.spawn(async move {
+                    worker.deliver(message).await;
+                    drop(permit);
+                });
+            }
+        }
+    });
+}
+
+struct Worker {
+    store: Store,
+    config: WorkerConfig,
+    /// One semaphore per endpoint (its concurrency).
+    endpoints: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl Worker {
+    fn endpoint(&self, id: &str) -> Arc<Semaphore> {
+        let mut map = self.endpoints.lock().unwrap_or_else(|p| p.into_inner());
+        map.entry(id.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(self.config.per_endpoint.max(1)))).clone()
+    }
+
+    async fn deliver(&self, message: OutboxMessage) {
+        let endpoint = self.endpoint(&message.webhook_id);
+        let Ok(_slot) = endpoint.acquire().await else { return };
+        let began = Instant::now();
+        let (status, error) = match self.send(&message).await {
+            Ok(status) => (Some(status), None),
+            Err(e) => (None, Some(e)),
+        };
+        let latency = began.elapsed().as_millis() as i64;
+        let delivered = status.is_some_and(|s| (200..300).contains(&s));
+        let outcome = if delivered {
+            AttemptOutcome::Delivered
+        } else {
+            match self.config.schedule.next_wait(message.attempts as u64 + 1) {
+                Some(wait) => AttemptOutcome::RetryAt(now_ms() + wait.as_millis() as i64),
+                None => AttemptOutcome::Failed,
+            }
+        };
+        tracing::info!(
+            webhook = %message.webhook_id, message = %message.id, event = %message.event_type,
+            attempt = message.attempts + 1, status = ?status, outcome = ?outcome, "webhook attempt"
+        );
+        if let Err(e) = self.store.record_webhook_attempt(&message, status, error.as_deref(), latency, outcome).await {
+            // The lease runs out and the message is tried again: at least once, never lost.
+            tracing::warn!(error = %e, "recording a webhook attempt failed");
+        }
+    }
+
+    /// One POST; the receiver's status, or why there was none.
+    async fn send(&self, message: &OutboxMessage) -> Result<u16, String> {
+        let target = check_url(&message.url, &self.config.allow).await.map_err(|e| e.to_string())?;
+        let mut client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(self.config.timeout)
+            .no_proxy();
+        if let Some(domain) = &target.domain {
+            client = client.resolve_to_addrs(domain, &target.addrs);
+        }
+        let client = client.build().map_err(|e| format!("building the HTTP client failed: {e}"))?;
+        let timestamp = now_ms() / 1000;
+        let mut request = client
+            .post(target.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(reqwest::header::USER_AGENT, "webpilot-webhooks/1");
+        for (name, value) in signature_headers(&message.id, timestamp, &message.body, &message.secrets) {
+            request = request.header(name, value);
+        }
+        match request.body(message.body.clone()).send().await {
+            Ok(response) => Ok(response.status().as_u16()),
+            Err(e) if e.is_timeout() => Err("the endpoint did not answer within the timeout".into()),
+            Err(e) if e.is_connect() => Err("the endpoint refused the connection".into()),
+            Err(_) => Err("the request failed".into()),
+        }
+    }
+}
