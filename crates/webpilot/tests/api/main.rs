@@ -20,6 +20,7 @@ mod egress;
 mod endpoints;
 mod live_view;
 mod mcp;
+mod mcp_limits;
 mod metrics;
 mod observation;
 mod persistence;
