@@ -18,6 +18,7 @@ mod console;
 mod edge_cases;
 mod egress;
 mod endpoints;
+mod input_rules;
 mod live_view;
 mod mcp;
 mod mcp_limits;
