@@ -15,7 +15,7 @@ use futures::TryStreamExt;
 use serde_json::Value;
 use std::sync::OnceLock;
 use std::time::Duration;
-use webpilot_core::{ApiError, ErrorCode};
+use webpilot_core::{params, ApiError, ErrorCode};
 
 /// Set on a request one node forwards to another (its value: the forwarding node's id).
 pub const FORWARDED_BY: &str = "x-webpilot-forwarded-by";
@@ -63,7 +63,7 @@ pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -
             };
             let id = serde_json::from_slice::<Value>(&bytes)
                 .ok()
-                .and_then(|v| v.get("sessionId").and_then(Value::as_str).map(str::to_owned));
+                .and_then(|v| v.get("sessionId").and_then(Value::as_str).map(|id| params::id_text(id).to_owned()));
             (id, Body::from(bytes))
         }
         None => (None, body),

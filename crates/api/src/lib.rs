@@ -17,7 +17,7 @@ mod views;
 pub use capability::SocketKey;
 pub use ratelimit::RateLimiter;
 pub use socket::SocketRegistry;
-pub use state::{ApiConfig, AppState};
+pub use state::{ApiConfig, AppState, McpLimits};
 pub use stream_token::{Scope, StreamKey};
 
 /// Builds the router with every endpoint of the REST contract and the Socket.IO channel.

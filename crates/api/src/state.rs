@@ -16,12 +16,26 @@ pub struct ApiConfig {
     pub chat_keep_alive: std::time::Duration,
     /// `Host` header values the MCP endpoint accepts (DNS-rebinding protection); empty accepts any.
     pub mcp_allowed_hosts: Vec<String>,
+    /// Bounds on the MCP sessions this node keeps.
+    pub mcp_limits: McpLimits,
     /// Cancelled when the service stops: ends long-lived MCP streams so a graceful stop can finish.
     pub shutdown: tokio_util::sync::CancellationToken,
     /// Serve `/metrics` on the main listener (off when it has a listener of its own).
     pub metrics_on_main: bool,
     /// The operator's `--egress-allow` entries: the only loopback or private webhook targets allowed.
     pub egress_allow: std::sync::Arc<[webpilot_core::egress::AllowEntry]>,
+}
+
+/// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,
+/// `--mcp-idle-timeout-ms`).
+#[derive(Debug, Clone)]
+pub struct McpLimits {
+    /// Sessions one user may hold on this node.
+    pub per_user: usize,
+    /// Sessions this node holds for all users together.
+    pub total: usize,
+    /// A session with no message for this long ends.
+    pub idle: std::time::Duration,
 }
 
 #[derive(Clone)]

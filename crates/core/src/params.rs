@@ -240,6 +240,12 @@ pub enum Message {
     Guardrail { answer: String },
 }
 
+/// The one rule for a `sessionId` (or `taskId`) given in a JSON body or the socket's auth data, on every
+/// transport: surrounding whitespace is not part of it (ids never contain any).
+pub fn id_text(raw: &str) -> &str {
+    raw.trim()
+}
+
 /// Body of send-message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SendMessage {
@@ -254,8 +260,8 @@ impl SendMessage {
         if !f.has("sessionId") || !f.has("message") {
             return Err(missing("sessionId and message are required"));
         }
-        let session_id = f.req_str("sessionId")?;
-        if session_id.trim().is_empty() {
+        let session_id = id_text(f.req_str("sessionId")?);
+        if session_id.is_empty() {
             return Err(missing("sessionId and message are required"));
         }
         let message = f.get("message").cloned().unwrap_or(Value::Null);
@@ -437,5 +443,13 @@ mod tests {
         assert_eq!(code(SendMessage::parse(&json!({"sessionId": "s"}))), ErrorCode::MissingRequiredField);
         assert_eq!(code(SendMessage::parse(&json!({"sessionId": 5, "message": {}}))), ErrorCode::InvalidParams);
         assert_eq!(code(SendMessage::parse(&json!({"sessionId": "s", "message": "x"}))), ErrorCode::InvalidParams);
+        let blank = json!({"sessionId": " \t", "message": {}});
+        assert_eq!(code(SendMessage::parse(&blank)), ErrorCode::MissingRequiredField);
+    }
+
+    #[test]
+    fn a_session_id_is_read_without_surrounding_whitespace() {
+        let parsed = SendMessage::parse(&json!({"sessionId": " ses_a\n", "message": {}})).unwrap();
+        assert_eq!(parsed.session_id, "ses_a");
     }
 }

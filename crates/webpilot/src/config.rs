@@ -151,6 +151,16 @@ pub struct ServeConfig {
     /// rebinding; the host of --public-url is always added. `*` accepts any Host.
     #[arg(long, env = "WEBPILOT_MCP_ALLOWED_HOSTS", value_delimiter = ',', default_value = "localhost,127.0.0.1,::1")]
     pub mcp_allowed_hosts: Vec<String>,
+    /// Live MCP sessions one user may hold on this node; a further `initialize` gets 429
+    /// `SESSION_LIMIT_REACHED` until one is deleted or idles out.
+    #[arg(long, env = "WEBPILOT_MAX_MCP_SESSIONS_PER_USER", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_mcp_sessions_per_user: u64,
+    /// Live MCP sessions this node keeps for all users together (429 `SESSION_LIMIT_REACHED` beyond).
+    #[arg(long, env = "WEBPILOT_MAX_MCP_SESSIONS", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_mcp_sessions: u64,
+    /// An MCP session that receives no message for this long ends and gives its place back (ms).
+    #[arg(long, env = "WEBPILOT_MCP_IDLE_TIMEOUT_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1000..=3_600_000))]
+    pub mcp_idle_timeout_ms: u64,
     /// USD per million input tokens.
     #[arg(long, env = "WEBPILOT_PRICE_INPUT_PER_MILLION", default_value_t = 3.0)]
     pub price_input_per_million: f64,

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use webpilot_agent::model::{ModelAgent, ModelAgentSettings};
 use webpilot_agent::planner::OfflinePlanner;
 use webpilot_agent::Agent;
-use webpilot_api::{ApiConfig, AppState, RateLimiter, SocketRegistry, StreamKey};
+use webpilot_api::{ApiConfig, AppState, McpLimits, RateLimiter, SocketRegistry, StreamKey};
 use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
 use webpilot_liveview::{LiveView, LiveViewConfig, WhepConfig, WhepViewers};
@@ -209,6 +209,11 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             public_url,
             chat_keep_alive: Duration::from_millis(serve.chat_keep_alive_ms),
             mcp_allowed_hosts,
+            mcp_limits: McpLimits {
+                per_user: usize::try_from(serve.max_mcp_sessions_per_user).unwrap_or(usize::MAX),
+                total: usize::try_from(serve.max_mcp_sessions).unwrap_or(usize::MAX),
+                idle: Duration::from_millis(serve.mcp_idle_timeout_ms),
+            },
             shutdown: stop.clone(),
             metrics_on_main: serve.metrics_listen.is_none(),
             egress_allow: serve.egress_allow.clone().into(),

@@ -17,6 +17,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
+use webpilot_core::params::Fields;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_liveview::mjpeg;
 use webpilot_sessions::SendOutcome;
@@ -25,9 +26,9 @@ use webpilot_sessions::SendOutcome;
 const REPEAT_STILL_FRAME: Duration = Duration::from_secs(1);
 /// Longest a shared read-only link may live (a session lives at most 5 minutes; links may be made
 /// ahead of a long watch by several sessions' owners, but not forever).
-const MAX_SHARE_SECONDS: i64 = 24 * 3600;
+const MAX_SHARE_SECONDS: u64 = 24 * 3600;
 /// A shared link lives as long as a session may (5 minutes) unless asked otherwise.
-const DEFAULT_SHARE_SECONDS: i64 = 300;
+const DEFAULT_SHARE_SECONDS: u64 = 300;
 
 #[derive(Deserialize)]
 pub struct TokenQuery {
@@ -82,19 +83,15 @@ pub async fn share(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     rate_limited(&state, &user, async {
-        let empty = matches!(&body, Ok(b) if b.iter().all(u8::is_ascii_whitespace));
-        let body: Value = if empty { json!({}) } else { parse_json(body)? };
-        let ttl = match body.get("ttlSeconds") {
-            None | Some(Value::Null) => DEFAULT_SHARE_SECONDS,
-            Some(v) => v
-                .as_i64()
-                .filter(|t| (1..=MAX_SHARE_SECONDS).contains(t))
-                .ok_or_else(|| ApiError::new(ErrorCode::InvalidParameter, "ttlSeconds must be 1 to 86400"))?,
-        };
+        // parse_json reads an empty body as `{}`; a wrong type is INVALID_PARAMS, out of range INVALID_PARAMETER.
+        let body: Value = parse_json(body)?;
+        let ttl = Fields::of(&body, "request body")?
+            .opt_u64_in("ttlSeconds", 1, MAX_SHARE_SECONDS)?
+            .unwrap_or(DEFAULT_SHARE_SECONDS);
         if !state.manager.owns_session(&user.id, &session_id) {
             return Err(ApiError::code(ErrorCode::SessionNotFound).into());
         }
-        let expires = now_unix() + ttl;
+        let expires = now_unix().saturating_add_unsigned(ttl);
         let token = state.stream_key.issue(&session_id, Scope::Watch, expires);
         let base = &state.config.public_url;
         Ok(Json(json!({

@@ -117,7 +117,7 @@ pub(crate) fn layer(state: AppState) -> SocketIoLayer {
 }
 
 fn session_of(auth: &Result<Value, impl fmt::Debug>) -> Option<String> {
-    let id = auth.as_ref().ok()?.get("sessionId")?.as_str()?.trim();
+    let id = webpilot_core::params::id_text(auth.as_ref().ok()?.get("sessionId")?.as_str()?);
     (!id.is_empty()).then(|| id.to_owned())
 }
 

@@ -17,7 +17,7 @@ pub(super) async fn owner(state: &AppState, name: &str, args: &Value) -> Option<
     if !SESSION_TOOLS.contains(&name) {
         return None;
     }
-    let session = args.get("sessionId")?.as_str()?;
+    let session = webpilot_core::params::id_text(args.get("sessionId")?.as_str()?);
     crate::forward::owner_elsewhere(state, session).await
 }
 

@@ -202,7 +202,8 @@ impl McpServer {
 
 fn ids(args: &Value) -> Result<(String, String), ApiError> {
     let f = webpilot_core::params::Fields::of(args, "arguments")?;
-    Ok((f.req_str("sessionId")?.to_owned(), f.req_str("taskId")?.to_owned()))
+    let id = |name| f.req_str(name).map(|v| webpilot_core::params::id_text(v).to_owned());
+    Ok((id("sessionId")?, id("taskId")?))
 }
 
 fn json_contents(uri: &str, body: &Value) -> ReadResourceResponse {
