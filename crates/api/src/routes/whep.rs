@@ -84,7 +84,11 @@ async fn answer(
         .manager
         .pages(session_id)
         .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
-    let feed = state.live_view.watch(session_id, pages);
+    let secrets = state
+        .manager
+        .shown_secrets(session_id)
+        .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
+    let feed = state.live_view.watch(session_id, pages, secrets);
     let answer = state.whep.offer(session_id, feed, offer).await.map_err(|e| match e {
         WhepError::BadOffer(_) | WhepError::NoVideo | WhepError::Rtc(_) => {
             ApiError::new(ErrorCode::InvalidParams, e.to_string())

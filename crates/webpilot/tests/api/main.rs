@@ -19,6 +19,7 @@ mod edge_cases;
 mod egress;
 mod endpoints;
 mod live_view;
+mod live_view_secrets;
 mod mcp;
 mod metrics;
 mod observation;
