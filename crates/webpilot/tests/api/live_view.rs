@@ -62,7 +62,12 @@ impl MjpegReader {
     }
 
     /// Reads frames until one satisfies `pred` (at most `limit`); returns it.
-    async fn frame_where(&mut self, limit: Duration, what: &str, pred: impl Fn(&RgbImage) -> bool) -> RgbImage {
+    pub(crate) async fn frame_where(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        pred: impl Fn(&RgbImage) -> bool,
+    ) -> RgbImage {
         let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
