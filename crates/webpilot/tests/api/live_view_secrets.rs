@@ -1,9 +1,11 @@
 //! Secrets in the live view's band: a task types a secret into a search form and presses Enter, so the
 //! page's URL and title carry the value; the band the service draws over the page (address bar, tab
-//! title) must show `<secret:pw>` instead, on the owner's stream and on a read-only share link alike.
+//! title) must show `<secret:pw>` instead, on the owner's stream and on a read-only share link alike, over
+//! MJPEG and over WebRTC (a frame decoded by aiortc).
 //! There is no OCR here: the decoded frame's band is compared with the band `draw_band` renders for the
 //! masked text and for the unmasked text, where the two renderings differ.
 
+use crate::clients::run_python;
 use crate::helpers::TestApp;
 use crate::live_view::{view_url, MjpegReader};
 use image::RgbImage;
@@ -59,6 +61,19 @@ async fn masked_band_within(stream: &mut MjpegReader, masked: &RgbImage, unmaske
     panic!("no frame's band was the masked one in {limit:?}; last (to masked, to unmasked, pixels): {last:?}");
 }
 
+/// The third video frame aiortc decodes from `whep_url` (the first may be a rough keyframe).
+async fn whep_frame(whep_url: &str) -> RgbImage {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("frame.rgb");
+    let path_arg = path.to_str().expect("a UTF-8 path");
+    let out =
+        run_python("whep_client.py", &["frame", whep_url, "30", path_arg, "3"], &[], Duration::from_secs(90)).await;
+    assert_eq!(out["frames"], 3, "{out}");
+    let (w, h) = (out["width"].as_u64().unwrap_or(0) as u32, out["height"].as_u64().unwrap_or(0) as u32);
+    let raw = std::fs::read(&path).expect("the saved frame");
+    RgbImage::from_raw(w, h, raw).expect("a whole RGB frame")
+}
+
 #[tokio::test]
 async fn a_secret_typed_into_a_search_form_is_masked_in_the_band_for_owner_and_share_link() {
     let app = TestApp::spawn().await;
@@ -87,9 +102,17 @@ async fn a_secret_typed_into_a_search_form_is_masked_in_the_band_for_owner_and_s
 
     let masked = band(&format!("{base}?q=<secret:pw>"), "Results for <secret:pw>");
     let unmasked = band(&format!("{base}?q={SECRET}"), &format!("Results for {SECRET}"));
-    for url in [owner_url, share_url] {
-        let mut stream = MjpegReader::open(&url).await;
+    for url in [&owner_url, &share_url] {
+        let mut stream = MjpegReader::open(url).await;
         masked_band_within(&mut stream, &masked, &unmasked, Duration::from_secs(20)).await;
+    }
+    // WebRTC (WHEP), by the owner's token and by the share link's: a frame decoded by aiortc.
+    let owner_whep = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
+    for whep_url in [owner_whep, share_url.replacen("/view?", "/whep?", 1)] {
+        let frame = whep_frame(&whep_url).await;
+        let (to_masked, to_unmasked, pixels) = distances(&frame, &masked, &unmasked);
+        eprintln!("WHEP band: {to_masked:.1} from the masked rendering, {to_unmasked:.1} from the unmasked");
+        assert!(pixels > 200 && to_masked * 3.0 < to_unmasked, "WHEP band: {to_masked} vs {to_unmasked}");
     }
     app.stop().await;
 }

@@ -2,10 +2,11 @@
 releases a video frame only when the next one arrives, as many players' do.
 
 Usage:
-  whep_client.py frame URL SECONDS
+  whep_client.py frame URL SECONDS [SAVE COUNT]
       Posts an offer to the WHEP URL (a live view's webRTCURL), connects, and waits at most SECONDS for one
-      decoded video frame. Prints {"status", "frames", "width", "height", "waitedMs"}; "frames" is 0 when
-      none was decoded in time.
+      decoded video frame (or COUNT of them). Prints {"status", "frames", "width", "height", "waitedMs"};
+      "frames" is how many were decoded in time. With SAVE, the last one is written there as raw RGB
+      (width x height x 3 bytes, rows top to bottom).
   whep_client.py offers URL [URL ...]
       Posts one offer to each URL in turn and connects every one that is answered 201 (they stay
       connected until all are posted). Prints {"statuses": [...], "codes": [...]} (the error code of each
@@ -55,7 +56,17 @@ async def connect(url):
     return pc, status, body, location
 
 
-async def frame(url, seconds):
+def save_rgb(decoded, path):
+    rgb = decoded.reformat(format="rgb24")
+    plane = rgb.planes[0]
+    data = bytes(plane)
+    row = rgb.width * 3
+    with open(path, "wb") as f:
+        for y in range(rgb.height):
+            f.write(data[y * plane.line_size:y * plane.line_size + row])
+
+
+async def frame(url, seconds, save=None, count=1):
     tracks = asyncio.Queue()
     began = time.monotonic()
     pc = RTCPeerConnection()
@@ -67,13 +78,16 @@ async def frame(url, seconds):
     if status == 201:
         await pc.setRemoteDescription(RTCSessionDescription(sdp=body, type="answer"))
 
-        async def first_frame():
+        async def frames():
             track = await tracks.get()
-            return await track.recv()
+            while result["frames"] < count:
+                decoded = await track.recv()
+                result.update(frames=result["frames"] + 1, width=decoded.width, height=decoded.height)
+                if save and result["frames"] == count:
+                    save_rgb(decoded, save)
 
         try:
-            decoded = await asyncio.wait_for(first_frame(), timeout=seconds)
-            result.update(frames=1, width=decoded.width, height=decoded.height)
+            await asyncio.wait_for(frames(), timeout=seconds)
         except asyncio.TimeoutError:
             pass
     else:
@@ -106,7 +120,9 @@ async def offers(urls):
 def main():
     mode = sys.argv[1]
     if mode == "frame":
-        result = asyncio.run(frame(sys.argv[2], float(sys.argv[3])))
+        save = sys.argv[4] if len(sys.argv) > 4 else None
+        count = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+        result = asyncio.run(frame(sys.argv[2], float(sys.argv[3]), save, count))
     elif mode == "offers":
         result = asyncio.run(offers(sys.argv[2:]))
     else:
