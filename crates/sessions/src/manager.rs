@@ -298,6 +298,7 @@ impl SessionManager {
         // opened once (now, or by the first task), and later tasks continue where the browser is.
         let defaults = TaskLimits { starting_url: None, output_schema: None, replay_of: None, ..params.limits.clone() };
         let shown_secrets = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
+        add_shown_secrets(&shown_secrets, &params.limits.secrets);
         let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets };
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());
