@@ -12,6 +12,11 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use webpilot_browser::SessionPage;
+use webpilot_core::secrets::Secrets;
+
+/// The secret values the band masks: the session's and those of every task it ran (a URL typed into
+/// keeps showing a value after its task ended). Only ever grows while the session lives.
+pub type BandSecrets = watch::Receiver<Vec<Secrets>>;
 
 /// Tunables of the live view.
 #[derive(Debug, Clone)]
@@ -104,15 +109,15 @@ impl LiveView {
         LiveView { config, feeds: Mutex::new(HashMap::new()) }
     }
 
-    /// The feed of `session`, started now unless someone already watches it.
-    pub fn watch(&self, session: &str, pages: watch::Receiver<SessionPage>) -> Arc<Feed> {
+    /// The feed of `session`, started now unless someone already watches it; its band masks `secrets`.
+    pub fn watch(&self, session: &str, pages: watch::Receiver<SessionPage>, secrets: BandSecrets) -> Arc<Feed> {
         let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
         feeds.retain(|_, f| f.strong_count() > 0);
         if let Some(feed) = feeds.get(session).and_then(Weak::upgrade) {
             return feed;
         }
         let (tx, frames) = watch::channel(None);
-        let task = tokio::spawn(run(pages, tx, self.config.clone()));
+        let task = tokio::spawn(run(pages, secrets, tx, self.config.clone()));
         let feed = Arc::new(Feed { frames, task });
         feeds.insert(session.to_owned(), Arc::downgrade(&feed));
         tracing::debug!("a live view feed started");
@@ -127,10 +132,15 @@ impl LiveView {
 }
 
 /// Follows the session's pages (a recovered session gets new ones) until the session ends.
-async fn run(mut pages: watch::Receiver<SessionPage>, out: watch::Sender<Option<Frame>>, config: LiveViewConfig) {
+async fn run(
+    mut pages: watch::Receiver<SessionPage>,
+    secrets: BandSecrets,
+    out: watch::Sender<Option<Frame>>,
+    config: LiveViewConfig,
+) {
     loop {
         let page = pages.borrow_and_update().clone();
-        let replaced = watch_page(&page, &mut pages, &out, &config).await;
+        let replaced = watch_page(&page, &mut pages, &secrets, &out, &config).await;
         if !replaced {
             // The session ended: dropping `out` ends every viewer's stream.
             return;
@@ -142,12 +152,13 @@ async fn run(mut pages: watch::Receiver<SessionPage>, out: watch::Sender<Option<
 async fn watch_page(
     page: &SessionPage,
     pages: &mut watch::Receiver<SessionPage>,
+    secrets: &BandSecrets,
     out: &watch::Sender<Option<Frame>>,
     config: &LiveViewConfig,
 ) -> bool {
     let mut shots = page.screencast(config.quality);
     let mut tab_changes = page.tab_changes();
-    let mut info = band_info(page).await;
+    let mut info = band_info(page, secrets).await;
     let mut band = Arc::new(draw_band(&info));
     let mut last: Option<Arc<Vec<u8>>> = None;
     publish(out, &band, last.clone(), config.quality).await;
@@ -174,7 +185,7 @@ async fn watch_page(
             // A tab opened, closed or became active: redraw the band now, not at the next refresh.
             _ = tab_changes.changed() => refresh.reset_immediately(),
             _ = refresh.tick() => {
-                let now = band_info(page).await;
+                let now = band_info(page, secrets).await;
                 if now != info {
                     info = now;
                     band = Arc::new(draw_band(&info));
@@ -186,9 +197,13 @@ async fn watch_page(
     }
 }
 
-/// The tabs as the band shows them (empty when the browser does not answer).
-async fn band_info(page: &SessionPage) -> BandInfo {
-    BandInfo { tabs: page.tabs().await.unwrap_or_default() }
+/// The tabs as the band shows them, secrets masked (empty when the browser does not answer).
+async fn band_info(page: &SessionPage, secrets: &BandSecrets) -> BandInfo {
+    let info = BandInfo { tabs: page.tabs().await.unwrap_or_default() };
+    // Read after the tabs: a task's secrets are added before it starts, so a URL read now that shows
+    // one of them is masked with it.
+    let secrets = secrets.borrow().clone();
+    info.masked(&secrets)
 }
 
 /// Composes a frame off the async threads and publishes it (a frame that cannot be composed is skipped).

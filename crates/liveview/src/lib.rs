@@ -1,13 +1,16 @@
 //! webpilot-liveview: what a person watching a session sees. The active tab's screencast under a
-//! browser-chrome band drawn by the service (`compose`), one shared feed per watched session that runs
-//! only while someone watches (`feed`), the HTTP MJPEG stream of it (`mjpeg`), and its WebRTC viewers
-//! (`whep`, with the VP8 encoder in `vp8`).
+//! browser-chrome band drawn by the service (`compose`, secrets masked by `mask`), one shared feed per
+//! watched session that runs only while someone watches (`feed`), the HTTP MJPEG stream of it
+//! (`mjpeg`), and its WebRTC viewers (`whep`, each viewer's connection in `peer`, with the VP8 encoder
+//! in `vp8`).
 
 pub mod compose;
 mod feed;
+pub mod mask;
 pub mod mjpeg;
+mod peer;
 pub mod vp8;
 pub mod whep;
 
-pub use feed::{Composed, Feed, Frame, LiveView, LiveViewConfig};
-pub use whep::{WhepAnswer, WhepConfig, WhepError, WhepViewers};
+pub use feed::{BandSecrets, Composed, Feed, Frame, LiveView, LiveViewConfig};
+pub use whep::{ViewerScope, WhepAnswer, WhepConfig, WhepError, WhepViewers};

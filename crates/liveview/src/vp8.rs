@@ -212,4 +212,22 @@ mod tests {
         assert!(forced[0].key);
         assert!(matches!(enc.encode(&picture[1..], 120, false), Err(Vp8Error::Size { .. })));
     }
+
+    #[test]
+    fn a_repeated_still_picture_costs_a_few_bytes() {
+        // What a WebRTC viewer of a still page gets once a second: the same composed picture again.
+        let mut enc = Vp8Encoder::new(1024, 600, 1500).expect("encoder");
+        let band = crate::compose::draw_band(&crate::compose::BandInfo::default());
+        let picture = rgb_to_i420(&crate::compose::compose_rgb(&band, None).expect("compose"));
+        let first = enc.encode(&picture, 0, false).expect("encode");
+        let mut repeats = Vec::new();
+        for i in 1..=12 {
+            let again = enc.encode(&picture, i * 1000, false).expect("encode");
+            assert!(again.iter().all(|f| !f.key));
+            repeats.push(again.iter().map(|f| f.data.len()).sum::<usize>());
+        }
+        let key = first[0].data.len();
+        // Once the rate control has settled (a few frames), a repeat is some hundred bytes: under 1 KB/s.
+        assert!(repeats[5..].iter().all(|&n| n < 1024), "keyframe {key} bytes, repeats {repeats:?}");
+    }
 }

@@ -1,20 +1,18 @@
 //! The WebRTC (WHEP, RFC 9725) viewers of live views. Each accepted SDP offer becomes one peer: an
 //! ICE-lite `str0m` connection on its own UDP port with a host candidate only, sending the session's
-//! composed frames as a VP8 track. A peer runs while its viewer is connected and ends on `DELETE`, on
-//! ICE disconnection, when it never connects or goes silent, or when the session ends; its encoder goes
-//! with it.
+//! composed frames as a VP8 track (a still picture is sent again every `repeat`, since many players
+//! show a frame only once the next one arrives). A peer runs while its viewer is connected and ends on
+//! `DELETE`, on ICE disconnection, when it never connects or goes silent, or when the session ends; its
+//! encoder goes with it. Viewers by a read-only link leave places for the owner's.
 
-use crate::feed::{Feed, Frame};
-use crate::vp8::{EncodedFrame, Vp8Encoder};
+use crate::feed::Feed;
+use crate::peer::PeerLoop;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 use str0m::change::SdpOffer;
-use str0m::format::Codec;
-use str0m::media::{MediaKind, MediaTime, Mid};
-use str0m::net::{Protocol, Receive};
-use str0m::{Candidate, Event, IceConnectionState, Input, Output, Rtc, RtcConfig};
+use str0m::{Candidate, RtcConfig};
 use tokio::net::UdpSocket;
 use tokio::task::AbortHandle;
 
@@ -29,6 +27,10 @@ pub struct WhepConfig {
     pub connect_timeout: Duration,
     /// Most WebRTC viewers of one session (each has its own encoder).
     pub max_per_session: usize,
+    /// Places among those that read-only (watch) viewers may never take: the owner can always watch.
+    pub reserved_for_control: usize,
+    /// A picture that does not change is sent again this often while a viewer is connected.
+    pub repeat: Duration,
     /// A connected peer that sends nothing (no consent checks, no RTCP) this long is gone: a player
     /// closed without `DELETE` must not keep an encoder running.
     pub silence_timeout: Duration,
@@ -41,6 +43,8 @@ impl Default for WhepConfig {
             bitrate_kbps: 1500,
             connect_timeout: Duration::from_secs(20),
             max_per_session: 4,
+            reserved_for_control: 1,
+            repeat: Duration::from_secs(1),
             silence_timeout: Duration::from_secs(10),
         }
     }
@@ -69,6 +73,8 @@ pub enum WhepError {
     Rtc(String),
     #[error("this session already has {0} WebRTC viewers")]
     TooMany(usize),
+    #[error("read-only links may hold at most {0} of this session's WebRTC viewers (a place is kept for the owner)")]
+    TooManyWatching(usize),
     #[error("no UDP port for the peer: {0}")]
     Socket(#[from] std::io::Error),
 }
@@ -80,8 +86,16 @@ pub struct WhepAnswer {
     pub sdp: String,
 }
 
+/// What a viewer's token lets it do: the owner's link drives, a shared link only watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewerScope {
+    Control,
+    Watch,
+}
+
 struct Peer {
     session: String,
+    scope: ViewerScope,
     task: AbortHandle,
 }
 
@@ -115,14 +129,30 @@ impl WhepViewers {
         WhepViewers { config, peers: Arc::new(Mutex::new(HashMap::new())) }
     }
 
-    /// Answers `offer` for a viewer of `session`'s `feed` and starts its peer.
-    pub async fn offer(&self, session: &str, feed: Arc<Feed>, offer: &str) -> Result<WhepAnswer, WhepError> {
-        install_crypto();
-        let watching =
-            self.peers.lock().unwrap_or_else(|p| p.into_inner()).values().filter(|p| p.session == session).count();
-        if watching >= self.config.max_per_session {
-            return Err(WhepError::TooMany(self.config.max_per_session));
+    /// Whether one more viewer of `scope` fits beside `session`'s in `peers`.
+    fn room(&self, peers: &HashMap<String, Peer>, session: &str, scope: ViewerScope) -> Result<(), WhepError> {
+        let of_session = || peers.values().filter(|p| p.session == session);
+        let max = self.config.max_per_session;
+        if of_session().count() >= max {
+            return Err(WhepError::TooMany(max));
         }
+        let watch_max = max.saturating_sub(self.config.reserved_for_control);
+        if scope == ViewerScope::Watch && of_session().filter(|p| p.scope == ViewerScope::Watch).count() >= watch_max {
+            return Err(WhepError::TooManyWatching(watch_max));
+        }
+        Ok(())
+    }
+
+    /// Answers `offer` for a viewer of `session`'s `feed` with `scope` and starts its peer.
+    pub async fn offer(
+        &self,
+        session: &str,
+        scope: ViewerScope,
+        feed: Arc<Feed>,
+        offer: &str,
+    ) -> Result<WhepAnswer, WhepError> {
+        install_crypto();
+        self.room(&self.peers.lock().unwrap_or_else(|p| p.into_inner()), session, scope)?;
         let parsed = SdpOffer::from_sdp_string(offer).map_err(|e| WhepError::BadOffer(e.to_string()))?;
         if !offer.lines().any(|l| l.starts_with("m=video")) {
             return Err(WhepError::NoVideo);
@@ -134,14 +164,16 @@ impl WhepViewers {
         rtc.add_local_candidate(candidate);
         let answer = rtc.sdp_api().accept_offer(parsed).map_err(|e| WhepError::Rtc(e.to_string()))?;
         let resource = random_id();
-        let guard = Deregister { peers: self.peers.clone(), resource: resource.clone() };
         let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        // Checked again under the lock that inserts: offers made at once cannot both take the last place.
+        self.room(&peers, session, scope)?;
+        let guard = Deregister { peers: self.peers.clone(), resource: resource.clone() };
         let peer = PeerLoop::new(rtc, socket, local, feed, &self.config);
         let task = tokio::spawn(async move {
             let _guard = guard;
             peer.run().await;
         });
-        peers.insert(resource.clone(), Peer { session: session.to_owned(), task: task.abort_handle() });
+        peers.insert(resource.clone(), Peer { session: session.to_owned(), scope, task: task.abort_handle() });
         tracing::debug!("a WebRTC viewer joined");
         Ok(WhepAnswer { resource, sdp: answer.to_sdp_string() })
     }
@@ -172,180 +204,4 @@ fn random_id() -> String {
     let mut bytes = [0u8; 16];
     rand::thread_rng().fill_bytes(&mut bytes);
     hex::encode(bytes)
-}
-
-/// One viewer's connection: the sans-IO `Rtc` driven by its socket, its timers and the feed.
-struct PeerLoop {
-    rtc: Rtc,
-    socket: UdpSocket,
-    local: SocketAddr,
-    feed: Arc<Feed>,
-    bitrate_kbps: u32,
-    connect_timeout: Duration,
-    silence_timeout: Duration,
-    last_heard: Instant,
-    video: Option<Mid>,
-    connected: bool,
-    encoder: Option<Vp8Encoder>,
-    want_keyframe: bool,
-    started: Instant,
-}
-
-impl PeerLoop {
-    fn new(rtc: Rtc, socket: UdpSocket, local: SocketAddr, feed: Arc<Feed>, config: &WhepConfig) -> Self {
-        PeerLoop {
-            rtc,
-            socket,
-            local,
-            feed,
-            bitrate_kbps: config.bitrate_kbps,
-            connect_timeout: config.connect_timeout,
-            silence_timeout: config.silence_timeout,
-            last_heard: Instant::now(),
-            video: None,
-            connected: false,
-            encoder: None,
-            want_keyframe: true,
-            started: Instant::now(),
-        }
-    }
-
-    async fn run(mut self) {
-        let mut frames = self.feed.frames();
-        let mut buf = vec![0u8; 2048];
-        loop {
-            let Some(deadline) = self.drain(&mut frames).await else { return };
-            if !self.connected && self.started.elapsed() > self.connect_timeout {
-                tracing::debug!("a WebRTC viewer never connected");
-                return;
-            }
-            if self.connected && self.last_heard.elapsed() > self.silence_timeout {
-                tracing::debug!("a WebRTC viewer went silent");
-                return;
-            }
-            let wait = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(1));
-            let input_result = tokio::select! {
-                received = self.socket.recv_from(&mut buf) => match received {
-                    Ok((n, source)) => match buf[..n].try_into() {
-                        Ok(contents) => {
-                            self.last_heard = Instant::now();
-                            self.rtc.handle_input(Input::Receive(
-                            Instant::now(),
-                            Receive { proto: Protocol::Udp, source, destination: self.local, contents },
-                        ))
-                        }
-                        // Not STUN, DTLS or RTP: ignored.
-                        Err(_) => Ok(()),
-                    },
-                    Err(e) => {
-                        tracing::debug!(error = %e, "a WebRTC viewer's socket failed");
-                        return;
-                    }
-                },
-                _ = tokio::time::sleep(wait) => self.rtc.handle_input(Input::Timeout(Instant::now())),
-                changed = frames.changed() => {
-                    if changed.is_err() {
-                        // The session ended.
-                        return;
-                    }
-                    let frame = frames.borrow_and_update().clone();
-                    if let Some(frame) = frame {
-                        self.send(frame).await;
-                    }
-                    Ok(())
-                }
-            };
-            if let Err(e) = input_result {
-                tracing::debug!(error = %e, "a WebRTC viewer's connection failed");
-                return;
-            }
-        }
-    }
-
-    /// Sends what the connection has to send and handles its events; returns when it next needs a
-    /// timeout, or `None` when the connection is over.
-    async fn drain(&mut self, frames: &mut tokio::sync::watch::Receiver<Option<Frame>>) -> Option<Instant> {
-        loop {
-            if !self.rtc.is_alive() {
-                return None;
-            }
-            match self.rtc.poll_output() {
-                Ok(Output::Timeout(at)) => return Some(at),
-                Ok(Output::Transmit(t)) => {
-                    let _ = self.socket.send_to(&t.contents, t.destination).await;
-                }
-                Ok(Output::Event(event)) => match event {
-                    Event::Connected => {
-                        self.connected = true;
-                        // The latest picture goes out at once, as a keyframe.
-                        self.want_keyframe = true;
-                        frames.mark_changed();
-                    }
-                    Event::IceConnectionStateChange(IceConnectionState::Disconnected) => return None,
-                    Event::MediaAdded(m) if m.kind == MediaKind::Video => self.video = Some(m.mid),
-                    Event::KeyframeRequest(_) => {
-                        self.want_keyframe = true;
-                        frames.mark_changed();
-                    }
-                    _ => {}
-                },
-                Err(e) => {
-                    tracing::debug!(error = %e, "a WebRTC viewer's connection failed");
-                    return None;
-                }
-            }
-        }
-    }
-
-    /// Encodes `frame` (off the async threads) and writes it to the video track.
-    async fn send(&mut self, frame: Frame) {
-        let Some(mid) = self.video.filter(|_| self.connected) else { return };
-        let encoder = match self.encoder.take() {
-            Some(e) => e,
-            None => {
-                let (w, h) = frame.dimensions();
-                match Vp8Encoder::new(w, h, self.bitrate_kbps) {
-                    Ok(e) => e,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "no VP8 encoder for a WebRTC viewer");
-                        return;
-                    }
-                }
-            }
-        };
-        let keyframe = std::mem::take(&mut self.want_keyframe);
-        let at_ms = i64::try_from(self.started.elapsed().as_millis()).unwrap_or(i64::MAX);
-        let encoded = tokio::task::spawn_blocking(move || {
-            let mut encoder = encoder;
-            let out = encoder.encode(frame.i420(), at_ms, keyframe);
-            (encoder, out)
-        })
-        .await;
-        let (encoder, out) = match encoded {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::warn!(error = %e, "encoding a WebRTC frame failed");
-                return;
-            }
-        };
-        self.encoder = Some(encoder);
-        let frames: Vec<EncodedFrame> = match out {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::debug!(error = %e, "a WebRTC frame was skipped");
-                return;
-            }
-        };
-        let rtp_time =
-            MediaTime::from_millis(u64::try_from(at_ms).unwrap_or(0)).rebase(str0m::media::Frequency::NINETY_KHZ);
-        for encoded in frames {
-            let Some(writer) = self.rtc.writer(mid) else { return };
-            let Some(pt) = writer.payload_params().find(|p| p.spec().codec == Codec::Vp8).map(|p| p.pt()) else {
-                return;
-            };
-            if let Err(e) = writer.write(pt, Instant::now(), rtp_time, encoded.data) {
-                tracing::debug!(error = %e, "a WebRTC frame was not written");
-            }
-        }
-    }
 }

@@ -19,6 +19,7 @@ use webpilot_agent::Agent;
 use webpilot_browser::{BrowserError, BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
+use webpilot_core::secrets::Secrets;
 use webpilot_core::state::SessionState;
 use webpilot_core::usage::Prices;
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
@@ -77,6 +78,8 @@ struct SessionHandle {
     bus: broadcast::Sender<SessionEvent>,
     /// The session's pages (replaced when its browser is); closed when the session ends.
     pages: tokio::sync::watch::Receiver<SessionPage>,
+    /// The secrets of the session and of each task it ran, which the live view's band masks.
+    shown_secrets: Arc<tokio::sync::watch::Sender<Vec<Secrets>>>,
 }
 
 pub(crate) struct Shared {
@@ -301,7 +304,9 @@ impl SessionManager {
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
         let defaults = TaskLimits { starting_url: None, output_schema: None, replay_of: None, ..params.limits.clone() };
-        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages };
+        let shown_secrets = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
+        add_shown_secrets(&shown_secrets, &params.limits.secrets);
+        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets };
         if let Ok(mut m) = self.shared.sessions.lock() {
             m.insert(session_id.clone(), handle.clone());
         }
@@ -363,6 +368,8 @@ impl SessionManager {
             Some(of) => Some(crate::replays::source(&self.shared.store, &handle.user_id, of).await?),
             None => None,
         };
+        // Before the task can type one: the live view masks them from its first frame on.
+        add_shown_secrets(&handle.shown_secrets, &task.limits.secrets);
         let start = TaskStart { task, context, hold, replay };
         let live = self.ask(handle, |reply| Command::NewTask { start: Box::new(start), reply }).await?;
         Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
@@ -520,6 +527,12 @@ impl SessionManager {
         self.shared.session(session_id).map(|h| h.pages)
     }
 
+    /// The secret values the live view of a live session must mask in what it draws (the session's and
+    /// every task's so far; it only grows).
+    pub fn shown_secrets(&self, session_id: &str) -> Option<tokio::sync::watch::Receiver<Vec<Secrets>>> {
+        self.shared.session(session_id).map(|h| h.shown_secrets.subscribe())
+    }
+
     /// Ends every session (their tasks are recorded as stopped) and waits for the actors to finish.
     /// Tells every session to end now (running tasks are recorded as interrupted); `shutdown` waits.
     pub fn begin_shutdown(&self) {
@@ -531,4 +544,15 @@ impl SessionManager {
         self.shared.tracker.close();
         self.shared.tracker.wait().await;
     }
+}
+
+/// Adds a task's secrets to those the live view masks (each set once).
+fn add_shown_secrets(shown: &tokio::sync::watch::Sender<Vec<Secrets>>, secrets: &Secrets) {
+    shown.send_if_modified(|all| {
+        let new = !secrets.is_empty() && !all.contains(secrets);
+        if new {
+            all.push(secrets.clone());
+        }
+        new
+    });
 }

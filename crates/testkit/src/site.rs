@@ -6,6 +6,7 @@ mod login;
 mod pages;
 mod paint;
 mod probes;
+mod search;
 mod shop;
 mod whep_player;
 
@@ -161,6 +162,7 @@ fn router(state: SiteState) -> Router {
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))
+        .route("/search", get(search::search))
         .route("/whep-player", get(whep_player::whep_player))
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.

@@ -65,7 +65,11 @@ pub async fn view(
         .manager
         .pages(&session_id)
         .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
-    let feed = state.live_view.watch(&session_id, pages);
+    let secrets = state
+        .manager
+        .shown_secrets(&session_id)
+        .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
+    let feed = state.live_view.watch(&session_id, pages, secrets);
     let mut response = Response::new(Body::from_stream(mjpeg::stream(feed, REPEAT_STILL_FRAME)));
     let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&mjpeg::content_type()) {

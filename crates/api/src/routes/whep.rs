@@ -6,13 +6,14 @@
 use super::stream::{authorize, TokenQuery};
 use crate::error::ErrorResponse;
 use crate::state::AppState;
+use crate::stream_token::Scope;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_liveview::WhepError;
+use webpilot_liveview::{ViewerScope, WhepError};
 
 const SDP: &str = "application/sdp";
 
@@ -65,7 +66,10 @@ async fn answer(
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ErrorResponse> {
-    authorize(state, session_id, token).await?;
+    let scope = match authorize(state, session_id, token).await? {
+        Scope::Control => ViewerScope::Control,
+        Scope::Watch => ViewerScope::Watch,
+    };
     let is_sdp = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -84,12 +88,18 @@ async fn answer(
         .manager
         .pages(session_id)
         .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
-    let feed = state.live_view.watch(session_id, pages);
-    let answer = state.whep.offer(session_id, feed, offer).await.map_err(|e| match e {
+    let secrets = state
+        .manager
+        .shown_secrets(session_id)
+        .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
+    let feed = state.live_view.watch(session_id, pages, secrets);
+    let answer = state.whep.offer(session_id, scope, feed, offer).await.map_err(|e| match e {
         WhepError::BadOffer(_) | WhepError::NoVideo | WhepError::Rtc(_) => {
             ApiError::new(ErrorCode::InvalidParams, e.to_string())
         }
-        WhepError::TooMany(_) => ApiError::new(ErrorCode::RateLimitExceeded, e.to_string()),
+        WhepError::TooMany(_) | WhepError::TooManyWatching(_) => {
+            ApiError::new(ErrorCode::RateLimitExceeded, e.to_string())
+        }
         WhepError::Socket(_) => {
             tracing::warn!(error = %e, "a WebRTC viewer could not be started");
             ApiError::new(ErrorCode::InstanceUnavailable, "no UDP port for a WebRTC viewer")

@@ -8,13 +8,13 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
 /// Reads the JPEG parts of a `multipart/x-mixed-replace` response.
-struct MjpegReader {
+pub(crate) struct MjpegReader {
     resp: reqwest::Response,
     buf: Vec<u8>,
 }
 
 impl MjpegReader {
-    async fn open(url: &str) -> MjpegReader {
+    pub(crate) async fn open(url: &str) -> MjpegReader {
         let resp = reqwest::get(url).await.expect("stream request");
         assert_eq!(resp.status(), 200, "stream refused: {}", resp.text().await.unwrap_or_default());
         let ct = resp.headers()["content-type"].to_str().expect("content type").to_owned();
@@ -55,14 +55,19 @@ impl MjpegReader {
         Some(jpeg)
     }
 
-    async fn next_frame(&mut self) -> Option<RgbImage> {
+    pub(crate) async fn next_frame(&mut self) -> Option<RgbImage> {
         let jpeg = self.next_jpeg().await?;
         let img = image::load_from_memory_with_format(&jpeg, image::ImageFormat::Jpeg).expect("a JPEG part");
         Some(img.to_rgb8())
     }
 
     /// Reads frames until one satisfies `pred` (at most `limit`); returns it.
-    async fn frame_where(&mut self, limit: Duration, what: &str, pred: impl Fn(&RgbImage) -> bool) -> RgbImage {
+    pub(crate) async fn frame_where(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        pred: impl Fn(&RgbImage) -> bool,
+    ) -> RgbImage {
         let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -90,7 +95,7 @@ fn page_is(f: &RgbImage, c: [u8; 3]) -> bool {
     [(300, 300), (700, 450), (900, 590)].iter().all(|&(x, y)| near(f.get_pixel(x, y), c))
 }
 
-fn view_url(body: &Value) -> String {
+pub(crate) fn view_url(body: &Value) -> String {
     body["streaming"]["webViewURL"].as_str().expect("webViewURL").to_owned()
 }
 

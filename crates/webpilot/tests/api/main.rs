@@ -21,6 +21,7 @@ mod egress;
 mod endpoints;
 mod input_rules;
 mod live_view;
+mod live_view_secrets;
 mod mcp;
 mod mcp_limits;
 mod metrics;

@@ -1,8 +1,11 @@
 //! The WebRTC live view (WHEP): a real WebRTC peer (headless Chromium's `RTCPeerConnection`, on a page
 //! of another origin) gets a 201 answer and decodes 1024 x 600 VP8 video of the composed frames;
-//! `DELETE` ends the viewer and its encoder; bad requests get clear errors.
+//! `DELETE` ends the viewer and its encoder; bad requests get clear errors. aiortc (`tests/clients/whep_client.py`),
+//! a player that is not Chromium, decodes a still page, and share links leave the owner a place.
 
+use crate::clients::run_python;
 use crate::helpers::{wait_until, TestApp};
+use crate::live_view::{view_url, MjpegReader};
 use serde_json::{json, Value};
 use std::time::Duration;
 use webpilot_testkit::viewer::{eval, eval_until};
@@ -123,5 +126,62 @@ async fn whep_requests_that_cannot_be_answered_get_clear_errors() {
     assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
     let (status, _, err) = post(whep_url, "application/sdp", "v=0").await;
     assert_eq!((status, err["code"].as_str()), (404, Some("SESSION_NOT_FOUND")), "{err}");
+    app.stop().await;
+}
+
+fn near_rgb(p: &image::Rgb<u8>, c: [u8; 3]) -> bool {
+    p.0.iter().zip(c).all(|(a, b)| a.abs_diff(b) < 24)
+}
+
+/// The WHEP URL of a read-only share link of `sid` (the share token in the WHEP path).
+async fn shared_whep_url(app: &TestApp, key: &str, sid: &str) -> String {
+    let shared = app.post(&format!("/stream/{sid}/share"), key, json!({})).await;
+    assert_eq!(shared.status, 200, "{}", shared.body);
+    let view = shared.body["webViewURL"].as_str().expect("webViewURL");
+    view.replacen("/view?", "/whep?", 1)
+}
+
+#[tokio::test]
+async fn share_links_cannot_take_the_owners_webrtc_place() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, body) = app.session_on(&key, "/paint?bg=ffffff").await;
+    let owner = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
+    let share = shared_whep_url(&app, &key, &sid).await;
+    // Four offers on the share link, then the owner's own; the viewers stay connected while all are posted.
+    let urls = [&share, &share, &share, &share, &owner, &owner];
+    let args: Vec<&str> = std::iter::once("offers").chain(urls.iter().map(|u| u.as_str())).collect();
+    let out = run_python("whep_client.py", &args, &[], Duration::from_secs(90)).await;
+    assert_eq!(out["statuses"], json!([201, 201, 201, 429, 201, 429]), "{out}");
+    assert_eq!(out["codes"][3], "RATE_LIMIT_EXCEEDED", "{out}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_non_chromium_player_gets_frames_of_a_still_page() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, body) = app.session_on(&key, "/paint?bg=336699").await;
+    let whep_url = body["streaming"]["webRTCURL"].as_str().expect("webRTCURL").to_owned();
+    // An MJPEG viewer holds the feed until the page is drawn and has settled, so the WebRTC viewer joins
+    // a picture that no longer changes.
+    let mut mjpeg = MjpegReader::open(&view_url(&body)).await;
+    mjpeg
+        .frame_where(Duration::from_secs(20), "the painted page", |f| {
+            near_rgb(f.get_pixel(500, 400), [0x33, 0x66, 0x99])
+        })
+        .await;
+    // A still picture is repeated once a second on MJPEG: a few of them, and the page has settled.
+    for _ in 0..3 {
+        let frame = tokio::time::timeout(Duration::from_secs(20), mjpeg.next_frame()).await;
+        assert!(frame.expect("an MJPEG frame within 20 s").is_some(), "the MJPEG stream ended");
+    }
+    // aiortc releases a frame only when the next one arrives: a still page must still send frames.
+    let out = run_python("whep_client.py", &["frame", &whep_url, "20"], &[], Duration::from_secs(90)).await;
+    assert_eq!(out["status"], 201, "{out}");
+    assert_eq!(out["frames"], 1, "no frame decoded within 20 s: {out}");
+    assert_eq!((out["width"].as_u64(), out["height"].as_u64()), (Some(1024), Some(600)), "{out}");
+    eprintln!("aiortc decoded its first frame {} ms after posting", out["waitedMs"]);
+    drop(mjpeg);
     app.stop().await;
 }
