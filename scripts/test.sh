@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the whole test suite. Installs Chromium and libvpx first when missing (Debian), creates the unprivileged
 # user Chromium runs as under root, installs the Python and JavaScript clients the black-box tests use, and
-# makes sure the local PostgreSQL and Redis are running. The suite runs once on the embedded SQLite (every
-# crate), then the integration suite and the store's tests run again on PostgreSQL (a fresh schema per test).
+# makes sure the local PostgreSQL and Redis are running. It checks formatting and clippy first. The suite runs
+# once on the embedded SQLite (every crate), then the integration suite and the store's tests run again on
+# PostgreSQL (a fresh schema per test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,9 @@ fi
 bash scripts/check-deploy.sh
 
 status=0
+# House rules as code: formatting and clippy (with the workspace lints of Cargo.toml) fail the run too.
+cargo fmt --all -- --check || status=$?
+cargo clippy --all-targets -- -D warnings || status=$?
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast || status=$?
   WEBPILOT_TEST_DATABASE=postgres cargo nextest run -p webpilot -p webpilot-store --no-fail-fast \

@@ -354,7 +354,8 @@ pub async fn wait_until(limit: std::time::Duration, what: &str, cond: impl Fn() 
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("its address").port()
 }
 
 /// Runs an admin command of the real binary on the data dir `data` and returns what it printed.
@@ -366,7 +367,7 @@ pub fn admin(data: &std::path::Path, args: &[&str]) -> String {
         .output()
         .expect("run webpilot");
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    String::from_utf8(out.stdout).expect("UTF-8 output").trim().to_owned()
 }
 
 /// The real binary, run as a child process.
