@@ -24,6 +24,8 @@ pub struct ApiConfig {
     pub metrics_on_main: bool,
     /// The operator's `--egress-allow` entries: the only loopback or private webhook targets allowed.
     pub egress_allow: std::sync::Arc<[webpilot_core::egress::AllowEntry]>,
+    /// Where recordings are kept: `<dir>/<sessionId>/video.webm` and its timeline.
+    pub recordings_dir: std::path::PathBuf,
 }
 
 /// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,

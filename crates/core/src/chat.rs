@@ -69,7 +69,7 @@ impl ChatRequest {
         Ok(ChatRequest {
             model: model.to_owned(),
             stream,
-            params: SessionParams { task_details: Some(task), limits, terminate_on_completion: true },
+            params: SessionParams { task_details: Some(task), limits, terminate_on_completion: true, recording: None },
             context,
         })
     }

@@ -169,6 +169,9 @@ pub struct SessionParams {
     pub task_details: Option<String>,
     pub limits: TaskLimits,
     pub terminate_on_completion: bool,
+    /// Whether the session is recorded (`recording`); `None` leaves it to the service's default
+    /// (`--record-sessions`).
+    pub recording: Option<bool>,
 }
 
 /// Which endpoint the session parameters came from: run-task requires taskDetails and forces
@@ -194,11 +197,13 @@ impl SessionParams {
             }
         }
         let terminate = f.opt_bool("terminateOnCompletion")?.unwrap_or(false);
+        let recording = f.opt_bool("recording")?;
         let limits = TaskLimits::read(&f, &TaskLimits::default())?;
         Ok(SessionParams {
             task_details,
             limits,
             terminate_on_completion: origin == SessionOrigin::RunTask || terminate,
+            recording,
         })
     }
 }
@@ -386,6 +391,15 @@ mod tests {
         assert!(!p.terminate_on_completion);
         let p = SessionParams::parse(&json!({"taskDetails": "x"}), SessionOrigin::RunTask).unwrap();
         assert!(p.terminate_on_completion);
+        assert_eq!(p.recording, None, "left to --record-sessions");
+    }
+
+    #[test]
+    fn recording_is_a_boolean() {
+        let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+        assert_eq!(parse(json!({"recording": true})).unwrap().recording, Some(true));
+        assert_eq!(parse(json!({"recording": false})).unwrap().recording, Some(false));
+        assert_eq!(code(parse(json!({"recording": "yes"}))), ErrorCode::InvalidParams);
     }
 
     #[test]

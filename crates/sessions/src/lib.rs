@@ -12,4 +12,6 @@ mod replays;
 mod runner;
 
 pub use live::{LiveTask, TaskView};
-pub use manager::{EventHook, SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask};
+pub use manager::{
+    EventHook, RecordHook, RecordedSession, SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask,
+};

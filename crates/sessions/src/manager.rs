@@ -49,6 +49,8 @@ pub struct SessionConfig {
     /// Count the per-user session cap and task holds in the database, which other nodes share, instead
     /// of in this node's memory.
     pub shared_limits: bool,
+    /// Whether a session that does not say (`recording`) is recorded (`--record-sessions`).
+    pub record_sessions: bool,
 }
 
 impl Default for SessionConfig {
@@ -64,6 +66,7 @@ impl Default for SessionConfig {
             task_hold_micros: 50_000,
             node_id: "local".into(),
             shared_limits: false,
+            record_sessions: false,
         }
     }
 }
@@ -94,10 +97,26 @@ pub(crate) struct Shared {
     tracker: TaskTracker,
     /// Given every new session's events, from its first (other nodes' sockets get them through it).
     event_hooks: Mutex<Vec<EventHook>>,
+    /// Given each new session that is to be recorded.
+    record_hooks: Mutex<Vec<RecordHook>>,
 }
 
 /// Receives the event stream of each session this node starts.
 pub type EventHook = Arc<dyn Fn(&SessionId, broadcast::Receiver<SessionEvent>) + Send + Sync>;
+
+/// What a recorder of a new session is given: all it watches, from the session's first event on.
+pub struct RecordedSession {
+    pub id: SessionId,
+    pub user_id: UserId,
+    pub events: broadcast::Receiver<SessionEvent>,
+    /// The session's pages; closed when the session ends.
+    pub pages: tokio::sync::watch::Receiver<SessionPage>,
+    /// The secret values the picture's band masks (the live view's).
+    pub shown_secrets: tokio::sync::watch::Receiver<Vec<Secrets>>,
+}
+
+/// Starts the recording of a session whose `recording` is on.
+pub type RecordHook = Arc<dyn Fn(RecordedSession) + Send + Sync>;
 
 impl Shared {
     /// Runs `work` as a task the manager owns (waited for at shutdown).
@@ -186,6 +205,7 @@ impl SessionManager {
                 tasks: Mutex::new(HashMap::new()),
                 tracker: TaskTracker::new(),
                 event_hooks: Mutex::new(Vec::new()),
+                record_hooks: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -193,6 +213,11 @@ impl SessionManager {
     /// Adds a hook given every new session's events, from its first.
     pub fn add_event_hook(&self, hook: EventHook) {
         self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+    }
+
+    /// Adds a hook given each new session to record (its `recording`, else `--record-sessions`).
+    pub fn add_record_hook(&self, hook: RecordHook) {
+        self.shared.record_hooks.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
     }
 
     pub fn config(&self) -> &SessionConfig {
@@ -312,6 +337,17 @@ impl SessionManager {
         }
         for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             hook(&session_id, handle.bus.subscribe());
+        }
+        if params.recording.unwrap_or(self.shared.config.record_sessions) {
+            for hook in self.shared.record_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                hook(RecordedSession {
+                    id: session_id.clone(),
+                    user_id: user.id.clone(),
+                    events: handle.bus.subscribe(),
+                    pages: handle.pages.clone(),
+                    shown_secrets: handle.shown_secrets.subscribe(),
+                });
+            }
         }
         self.shared.tracker.spawn(actor.run());
         tracing::info!(session = %session_id, user = %user.id, "session started");

@@ -9,6 +9,7 @@
 mod claims;
 mod keys;
 mod nodes;
+mod recordings;
 mod retry;
 mod sessions;
 mod tasks;
@@ -19,6 +20,7 @@ mod webhooks;
 pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
 pub use nodes::{NodeRecord, Reaped, SessionPlace};
+pub use recordings::{RecordingRecord, RecordingStatus, RecordingTotals};
 pub use sessions::SessionRecord;
 pub use tasks::{TaskOutcome, TaskRecord, TaskStatus};
 pub use users::User;

@@ -141,6 +141,10 @@ pub struct ServeConfig {
     /// Send page screenshots to the model (it must accept images).
     #[arg(long, env = "WEBPILOT_LLM_VISION", default_value_t = false, action = clap::ArgAction::Set)]
     pub llm_vision: bool,
+    /// Record sessions that do not say otherwise (their `recording` parameter): video and timeline
+    /// under `<data-dir>/recordings/`.
+    #[arg(long, env = "WEBPILOT_RECORD_SESSIONS", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub record_sessions: bool,
     /// Model turns a task may take.
     #[arg(long, env = "WEBPILOT_AGENT_MAX_STEPS", default_value_t = 40)]
     pub agent_max_steps: usize,

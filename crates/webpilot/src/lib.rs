@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod config;
 mod node;
+pub mod recordings;
 pub mod telemetry;
 
 use config::{ServeConfig, StoreConfig};
@@ -59,6 +60,8 @@ pub struct RunningApp {
     server: Option<tokio::task::JoinHandle<()>>,
     /// The webhook delivery worker and its deliveries in flight.
     webhooks: tokio_util::task::TaskTracker,
+    /// The recorders of recorded sessions.
+    recorders: Arc<recordings::Recorders>,
 }
 
 impl RunningApp {
@@ -68,6 +71,8 @@ impl RunningApp {
         self.stop.cancel();
         self.wait().await;
         self.manager.shutdown().await;
+        // The sessions have ended: their recordings are being written out.
+        self.recorders.wait().await;
         // Messages not yet delivered stay in the outbox for the next start (or another node).
         self.webhooks.close();
         self.webhooks.wait().await;
@@ -143,6 +148,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             task_hold_micros: webpilot_core::usage::usd_to_micros(serve.task_hold_usd.max(0.0)),
             node_id: node_id.clone(),
             shared_limits: store_cfg.is_shared(),
+            record_sessions: serve.record_sessions,
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -186,12 +192,21 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         ..Default::default()
     };
     webpilot_webhooks::spawn_worker(store.clone(), webhook_config, &webhooks, stop.clone());
+    let recording_node = node_id.clone();
     let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
     let stream_key = StreamKey::load_or_create(&secret)
         .map_err(|source| StartError::StreamSecret { path: secret.clone(), source })?;
     let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
+    let recordings_dir = store_cfg.data_dir.join("recordings");
+    let recorders =
+        recordings::Recorders::new(live_view.clone(), store.clone(), recordings_dir.clone(), recording_node);
+    let settled = recorders.settle_unfinished().await?;
+    if settled > 0 {
+        tracing::warn!(recordings = settled, "recordings cut off by an unexpected stop were marked failed");
+    }
+    manager.add_record_hook(recorders.hook());
     let mut whep_config = WhepConfig::default();
     if let Some(ip) = serve.webrtc_ip {
         whep_config.candidate_ip = ip;
@@ -217,6 +232,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             shutdown: stop.clone(),
             metrics_on_main: serve.metrics_listen.is_none(),
             egress_allow: serve.egress_allow.clone().into(),
+            recordings_dir,
         }),
         metrics: webpilot_api::metrics::install(),
         redis,
@@ -264,6 +280,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         stop,
         server: Some(server),
         webhooks,
+        recorders,
     })
 }
 

@@ -7,6 +7,7 @@ mod health;
 mod internal;
 mod mcp;
 mod openai;
+mod recordings;
 mod sessions;
 mod stream;
 mod tasks;
@@ -49,6 +50,10 @@ pub fn router(state: AppState) -> Router {
         .route("/webhooks/{webhook_id}", delete(webhooks::remove))
         .route("/webhooks/{webhook_id}/rotate-secret", post(webhooks::rotate_secret))
         .route("/webhooks/{webhook_id}/deliveries", get(webhooks::deliveries))
+        .route("/recordings", get(recordings::list))
+        .route("/recordings/{session_id}", get(recordings::get).delete(recordings::remove))
+        .route("/recordings/{session_id}/video.webm", get(recordings::video))
+        .route("/recordings/{session_id}/events", get(recordings::events))
         .route("/internal/{call}", post(internal::call))
         .route("/start/active-sockets", get(health::active_sockets))
         .route("/stream/{session_id}/view", get(stream::view))

@@ -29,6 +29,7 @@ mod observation;
 mod persistence;
 mod pool;
 mod ratelimit;
+mod recordings;
 mod remote_browser;
 mod replay;
 mod soak;

@@ -1,0 +1,188 @@
+//! The caller's session recordings: `GET /recordings` (newest first, `?limit=&offset=`),
+//! `GET /recordings/{sessionId}`, `GET /recordings/{sessionId}/video.webm` (with `Range`),
+//! `GET /recordings/{sessionId}/events` (the timeline) and `DELETE /recordings/{sessionId}`. Another
+//! user's recording answers 404 like a missing one. Recording itself is the service's recorders'.
+
+use crate::auth::AuthUser;
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use axum::body::Body;
+use axum::extract::{Path, Query, Request, State};
+use axum::response::Response;
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use tower_http::services::ServeFile;
+use webpilot_core::{ApiError, ErrorCode};
+use webpilot_liveview::timeline::{self, Entry};
+use webpilot_store::{RecordingRecord, RecordingStatus};
+
+/// The video's file name in a recording's folder.
+const VIDEO_FILE: &str = "video.webm";
+const DEFAULT_LISTED: i64 = 50;
+const MAX_LISTED: i64 = 200;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingView {
+    session_id: String,
+    /// `recording`, `ready` or `failed`.
+    status: &'static str,
+    started_at: String,
+    ended_at: Option<String>,
+    duration_ms: i64,
+    bytes: i64,
+    frames: i64,
+    #[serde(rename = "videoURL")]
+    video_url: String,
+    #[serde(rename = "eventsURL")]
+    events_url: String,
+}
+
+#[derive(Serialize)]
+pub struct RecordingAnswer {
+    success: bool,
+    #[serde(flatten)]
+    recording: RecordingView,
+}
+
+#[derive(Serialize)]
+pub struct RecordingList {
+    success: bool,
+    recordings: Vec<RecordingView>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeline {
+    success: bool,
+    session_id: String,
+    status: &'static str,
+    events: Vec<Entry>,
+}
+
+#[derive(Serialize)]
+pub struct Done {
+    success: bool,
+    message: &'static str,
+}
+
+#[derive(Deserialize)]
+pub struct Page {
+    limit: Option<i64>,
+    offset: Option<i64>,
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339()
+}
+
+fn view(state: &AppState, r: RecordingRecord) -> RecordingView {
+    let base = format!("{}/recordings/{}", state.config.public_url, r.session_id);
+    RecordingView {
+        status: r.status.as_str(),
+        started_at: rfc3339(r.started_at),
+        ended_at: r.ended_at.map(rfc3339),
+        duration_ms: r.totals.duration_ms,
+        bytes: r.totals.bytes,
+        frames: r.totals.frames,
+        video_url: format!("{base}/video.webm"),
+        events_url: format!("{base}/events"),
+        session_id: r.session_id,
+    }
+}
+
+fn stored(e: webpilot_store::StoreError) -> ApiError {
+    tracing::error!(error = %e, "a recording store call failed");
+    ApiError::code(ErrorCode::InternalError)
+}
+
+/// The caller's recording of `session_id`, or 404.
+async fn owned(state: &AppState, user: &webpilot_store::User, session_id: &str) -> Result<RecordingRecord, ApiError> {
+    state
+        .store
+        .get_recording(&user.id, session_id)
+        .await
+        .map_err(stored)?
+        .ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))
+}
+
+/// `GET /recordings?limit=&offset=`.
+pub async fn list(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Query(page): Query<Page>,
+) -> Result<Json<RecordingList>, ErrorResponse> {
+    let limit = page.limit.unwrap_or(DEFAULT_LISTED);
+    let offset = page.offset.unwrap_or(0);
+    if !(1..=MAX_LISTED).contains(&limit) || offset < 0 {
+        let msg = format!("limit must be 1 to {MAX_LISTED} and offset at least 0");
+        return Err(ApiError::new(ErrorCode::InvalidParameter, msg).into());
+    }
+    let rows = state.store.list_recordings(&user.id, limit, offset).await.map_err(stored)?;
+    Ok(Json(RecordingList { success: true, recordings: rows.into_iter().map(|r| view(&state, r)).collect() }))
+}
+
+/// `GET /recordings/{sessionId}`.
+pub async fn get(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+) -> Result<Json<RecordingAnswer>, ErrorResponse> {
+    let r = owned(&state, &user, &session_id).await?;
+    Ok(Json(RecordingAnswer { success: true, recording: view(&state, r) }))
+}
+
+/// `GET /recordings/{sessionId}/video.webm`: the video as written so far, with `Range` support.
+pub async fn video(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+    request: Request,
+) -> Result<Response, ErrorResponse> {
+    let r = owned(&state, &user, &session_id).await?;
+    // The stored id, not the path's text, names the folder.
+    let path = state.config.recordings_dir.join(&r.session_id).join(VIDEO_FILE);
+    let served = ServeFile::new(path).try_call(request).await.map_err(|e| {
+        tracing::warn!(error = %e, "a recording's video could not be read");
+        ApiError::code(ErrorCode::InternalError)
+    })?;
+    if served.status() == axum::http::StatusCode::NOT_FOUND {
+        return Err(ApiError::new(ErrorCode::RecordingNotFound, "the recording has no video").into());
+    }
+    Ok(served.map(Body::new))
+}
+
+/// `GET /recordings/{sessionId}/events`: the timeline (so far, while it is recording).
+pub async fn events(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+) -> Result<Json<Timeline>, ErrorResponse> {
+    let r = owned(&state, &user, &session_id).await?;
+    let events = timeline::read(&state.config.recordings_dir.join(&r.session_id)).await.map_err(|e| {
+        tracing::warn!(error = %e, "a recording's timeline could not be read");
+        ApiError::code(ErrorCode::InternalError)
+    })?;
+    Ok(Json(Timeline { success: true, status: r.status.as_str(), session_id: r.session_id, events }))
+}
+
+/// `DELETE /recordings/{sessionId}`: the row and the files; a recording still being written is kept.
+pub async fn remove(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+) -> Result<Json<Done>, ErrorResponse> {
+    let r = owned(&state, &user, &session_id).await?;
+    if r.status == RecordingStatus::Recording {
+        let msg = "the session is still being recorded; delete its recording once it ended";
+        return Err(ApiError::new(ErrorCode::InvalidState, msg).into());
+    }
+    state.store.delete_recording(&user.id, &r.session_id).await.map_err(stored)?;
+    let dir = state.config.recordings_dir.join(&r.session_id);
+    if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(error = %e, "a deleted recording's files could not be removed");
+        }
+    }
+    Ok(Json(Done { success: true, message: "recording deleted" }))
+}

@@ -1,0 +1,114 @@
+//! A recording's timeline: every event of the session (as its WebSocket clients get them, secrets
+//! already masked) and every navigation of its active tab with the URL (masked like the band's), each
+//! with `t`, the milliseconds since the recording began. Entries are appended to `events.jsonl` as
+//! they come (a crash keeps them); the whole list becomes `events.json` when the session ends.
+
+use crate::mask::mask_text;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use webpilot_browser::SessionPage;
+use webpilot_core::events::SessionEvent;
+use webpilot_core::secrets::Secrets;
+
+/// The finished timeline's file name.
+pub const EVENTS_FILE: &str = "events.json";
+/// The timeline as it is written, one entry a line.
+pub const EVENTS_LINES_FILE: &str = "events.jsonl";
+/// How often the active tab's URL is looked at.
+const URL_POLL: Duration = Duration::from_millis(250);
+
+/// One entry of the timeline.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Entry {
+    /// Milliseconds since the recording began.
+    pub t: u64,
+    /// The event's name: a Socket.IO event name (`message`, `end_session`, `instance:*`) or `navigation`.
+    pub event: String,
+    pub data: Value,
+}
+
+#[derive(Serialize)]
+struct Navigation {
+    url: String,
+}
+
+/// Follows the session until it ends (`end_session`, or its bus closes) or `stop`; writes both files
+/// under `dir` and returns how many entries it wrote.
+pub async fn follow(
+    mut events: broadcast::Receiver<SessionEvent>,
+    pages: watch::Receiver<SessionPage>,
+    secrets: watch::Receiver<Vec<Secrets>>,
+    started: Instant,
+    dir: PathBuf,
+    stop: CancellationToken,
+) -> std::io::Result<usize> {
+    let mut lines = tokio::fs::File::create(dir.join(EVENTS_LINES_FILE)).await?;
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut url = String::new();
+    let mut poll = tokio::time::interval(URL_POLL);
+    loop {
+        let (event, data, last) = tokio::select! {
+            e = events.recv() => match e {
+                Ok(e) => {
+                    let last = matches!(e, SessionEvent::EndSession { .. });
+                    let (name, data) = e.wire();
+                    (name.to_owned(), data, last)
+                }
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(missed = n, "a recording's timeline fell behind its session's events");
+                    continue;
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            _ = poll.tick() => {
+                let page = pages.borrow().clone();
+                let tabs = page.tabs().await.unwrap_or_default();
+                let Some(now) = tabs.into_iter().find(|t| t.active).map(|t| t.url) else { continue };
+                if now == url || now.is_empty() {
+                    continue;
+                }
+                url = now;
+                let shown = mask_text(&secrets.borrow(), &url);
+                let data = serde_json::to_value(Navigation { url: shown }).unwrap_or_default();
+                ("navigation".to_owned(), data, false)
+            }
+            _ = stop.cancelled() => break,
+        };
+        let entry = Entry { t: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), event, data };
+        let mut line = serde_json::to_vec(&entry).unwrap_or_default();
+        line.push(b'\n');
+        lines.write_all(&line).await?;
+        entries.push(entry);
+        if last {
+            break;
+        }
+    }
+    lines.flush().await?;
+    let all = serde_json::to_vec(&entries).unwrap_or_default();
+    tokio::fs::write(dir.join(EVENTS_FILE), all).await?;
+    tokio::fs::remove_file(dir.join(EVENTS_LINES_FILE)).await?;
+    Ok(entries.len())
+}
+
+/// The timeline stored in `dir`: the finished list, or what was written before a crash.
+pub async fn read(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    match tokio::fs::read(dir.join(EVENTS_FILE)).await {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(std::io::Error::other),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let text = match tokio::fs::read_to_string(dir.join(EVENTS_LINES_FILE)).await {
+                Ok(text) => text,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(e),
+            };
+            // A line cut off by the crash is left out.
+            Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+        }
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,150 @@
+//! Session recordings on this node: a session whose `recording` is on gets a recorder (a consumer of
+//! its live-view feed, which needs no viewer) and a timeline follower, both under
+//! `<data-dir>/recordings/<sessionId>/`, and a `recordings` row that says `ready` once both finished.
+//! At start, the rows this node left `recording` (it was killed) are settled as `failed`, with the
+//! bytes their video kept: it plays up to the cut.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use webpilot_liveview::timeline;
+use webpilot_liveview::{record, LiveView, RecorderConfig, RecordingStats};
+use webpilot_sessions::{RecordHook, RecordedSession};
+use webpilot_store::{now_ms, RecordingStatus, RecordingTotals, Store};
+
+/// The video's file name in a recording's folder.
+pub const VIDEO_FILE: &str = "video.webm";
+/// How long the timeline may take to write the session's last events after the video ended.
+const TIMELINE_GRACE: Duration = Duration::from_secs(2);
+
+/// The recorders of this node's sessions.
+pub struct Recorders {
+    live_view: Arc<LiveView>,
+    store: Store,
+    root: PathBuf,
+    node_id: String,
+    config: RecorderConfig,
+    tracker: TaskTracker,
+}
+
+impl Recorders {
+    pub fn new(live_view: Arc<LiveView>, store: Store, root: PathBuf, node_id: String) -> Arc<Self> {
+        Arc::new(Recorders {
+            live_view,
+            store,
+            root,
+            node_id,
+            config: RecorderConfig::default(),
+            tracker: TaskTracker::new(),
+        })
+    }
+
+    /// The hook that starts recording a session.
+    pub fn hook(self: &Arc<Self>) -> RecordHook {
+        let me = self.clone();
+        Arc::new(move |session| {
+            let run = me.clone().run(session);
+            me.tracker.spawn(run);
+        })
+    }
+
+    /// Waits until every recording started has been written out (after the sessions ended).
+    pub async fn wait(&self) {
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+
+    /// Settles the recordings this node left `recording` when it stopped without ending them.
+    pub async fn settle_unfinished(&self) -> Result<usize, webpilot_store::StoreError> {
+        let left = self.store.unfinished_recordings(&self.node_id).await?;
+        for r in &left {
+            let bytes = file_size(&self.root.join(&r.session_id).join(VIDEO_FILE)).await;
+            let totals = RecordingTotals { bytes, ..RecordingTotals::default() };
+            self.store.finish_recording(&r.session_id, RecordingStatus::Failed, now_ms(), totals).await?;
+        }
+        Ok(left.len())
+    }
+
+    async fn run(self: Arc<Self>, session: RecordedSession) {
+        let id = session.id.as_str().to_owned();
+        let started = Instant::now();
+        let started_at = now_ms();
+        let dir = self.root.join(&id);
+        let file = match tokio::fs::create_dir_all(&dir).await {
+            Ok(()) => std::fs::File::create(dir.join(VIDEO_FILE)),
+            Err(e) => Err(e),
+        };
+        let file = match file {
+            Ok(file) => file,
+            Err(e) => {
+                tracing::error!(session = %id, error = %e, "a recording could not be created; the session is not recorded");
+                return;
+            }
+        };
+        if let Err(e) = self.store.insert_recording(&id, &session.user_id, &self.node_id, started_at).await {
+            tracing::error!(session = %id, error = %e, "a recording could not be stored; the session is not recorded");
+            return;
+        }
+        tracing::info!(session = %id, "recording started");
+        let feed = self.live_view.watch(&id, session.pages.clone(), session.shown_secrets.clone());
+        let stop = CancellationToken::new();
+        let mut events = tokio::spawn(timeline::follow(
+            session.events,
+            session.pages,
+            session.shown_secrets,
+            started,
+            dir.clone(),
+            stop.clone(),
+        ));
+        let video = record(feed, file, self.config.clone(), started).await;
+        // The session has ended: the timeline has its end_session by now, or soon.
+        let events = match tokio::time::timeout(TIMELINE_GRACE, &mut events).await {
+            Ok(done) => done,
+            Err(_) => {
+                stop.cancel();
+                events.await
+            }
+        };
+        let timeline_ok = match events {
+            Ok(Ok(_)) => true,
+            Ok(Err(e)) => {
+                tracing::warn!(session = %id, error = %e, "a recording's timeline could not be written");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "a recording's timeline stopped");
+                false
+            }
+        };
+        let (status, stats) = match video {
+            Ok(stats) if timeline_ok => (RecordingStatus::Ready, stats),
+            Ok(stats) => (RecordingStatus::Failed, stats),
+            Err(e) => {
+                tracing::warn!(session = %id, error = %e, "a recording stopped early");
+                let bytes = file_size(&dir.join(VIDEO_FILE)).await;
+                (
+                    RecordingStatus::Failed,
+                    RecordingStats { bytes: u64::try_from(bytes).unwrap_or(0), ..Default::default() },
+                )
+            }
+        };
+        let totals = RecordingTotals {
+            duration_ms: i64::try_from(stats.duration_ms).unwrap_or(i64::MAX),
+            bytes: i64::try_from(stats.bytes).unwrap_or(i64::MAX),
+            frames: i64::try_from(stats.frames).unwrap_or(i64::MAX),
+        };
+        match self.store.finish_recording(&id, status, now_ms(), totals).await {
+            Ok(()) => {
+                tracing::info!(session = %id, status = status.as_str(), frames = stats.frames, bytes = stats.bytes, "recording finished")
+            }
+            Err(e) => tracing::error!(session = %id, error = %e, "a finished recording could not be stored"),
+        }
+    }
+}
+
+async fn file_size(path: &Path) -> i64 {
+    tokio::fs::metadata(path).await.map(|m| i64::try_from(m.len()).unwrap_or(i64::MAX)).unwrap_or(0)
+}

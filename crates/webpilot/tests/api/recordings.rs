@@ -1,0 +1,164 @@
+//! Session recordings: a session with `recording: true` leaves a VP8/WebM video (decoded here by
+//! PyAV, FFmpeg's decoder) of what its live view showed, and a timeline of its events, served to its
+//! owner only, with `Range` support for the video.
+
+use crate::clients::run_python;
+use crate::helpers::{wait_until, TestApp};
+use crate::live_view::{view_url, MjpegReader};
+use image::{Rgb, RgbImage};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+fn near(p: &Rgb<u8>, c: [u8; 3]) -> bool {
+    p.0.iter().zip(c).all(|(a, b)| a.abs_diff(b) < 24)
+}
+
+fn page_is(f: &RgbImage, c: [u8; 3]) -> bool {
+    [(300, 300), (700, 450), (900, 590)].iter().all(|&(x, y)| near(f.get_pixel(x, y), c))
+}
+
+async fn get_with(app: &TestApp, path: &str, key: Option<&str>) -> reqwest::Response {
+    let mut req = app.client.get(format!("{}{path}", app.base));
+    if let Some(k) = key {
+        req = req.bearer_auth(k);
+    }
+    req.send().await.expect("request")
+}
+
+async fn json_of(resp: reqwest::Response) -> (u16, Value) {
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+fn assert_error((status, body): &(u16, Value), want_status: u16, code: &str) {
+    assert_eq!(*status, want_status, "{body}");
+    assert_eq!(body["success"], false, "{body}");
+    assert_eq!(body["code"], code, "{body}");
+}
+
+/// The time (s) of the first timeline entry of an action `navigate` to a URL containing `part`.
+fn navigated_at(events: &[Value], part: &str) -> f64 {
+    let hit = events.iter().find(|e| {
+        e["event"] == "message"
+            && e["data"]["type"] == "action"
+            && e["data"]["data"]["name"] == "navigate"
+            && e["data"]["data"]["url"].as_str().is_some_and(|u| u.contains(part))
+    });
+    hit.and_then(|e| e["t"].as_f64()).unwrap_or_else(|| panic!("no navigate to {part} in {events:?}")) / 1000.0
+}
+
+#[tokio::test]
+async fn a_recorded_session_leaves_a_video_of_its_pages_in_order_and_a_timeline() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, stranger) = app.user(5.0).await;
+    let (red, green, blue) =
+        (app.site.url("/paint?bg=ff0000"), app.site.url("/paint?bg=00aa00"), app.site.url("/paint?bg=0000ff"));
+    // Not asked for (and --record-sessions is off): nothing is recorded.
+    let plain = app.start_session(&key, json!({ "startingUrl": red })).await;
+    let began = Instant::now();
+    let r = app.post("/start/start-session", &key, json!({ "startingUrl": red, "recording": true })).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+    // The red page is in the feed the recorder shares; the viewer then leaves, the recording goes on.
+    let mut viewer = MjpegReader::open(&view_url(&r.body)).await;
+    viewer.frame_where(Duration::from_secs(20), "the red page", |f| page_is(f, [255, 0, 0])).await;
+    drop(viewer);
+    let done = app.run_in(&key, &sid, &format!("open {green}; wait 2 seconds; open {blue}")).await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    assert_eq!(app.app().live_view.active_feeds(), 1, "the recorder keeps the feed without viewers");
+    // The session ends once its live view showed the blue page (what the recording must end on).
+    let mut viewer = MjpegReader::open(&view_url(&r.body)).await;
+    viewer.frame_where(Duration::from_secs(20), "the blue page", |f| page_is(f, [0, 0, 255])).await;
+    drop(viewer);
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    let life = began.elapsed().as_secs_f64();
+
+    // Ready within 10 s of the end.
+    let path = format!("/recordings/{sid}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let rec = loop {
+        let (status, body) = json_of(get_with(&app, &path, Some(&key)).await).await;
+        assert_eq!(status, 200, "{body}");
+        if body["status"] == "ready" {
+            break body;
+        }
+        assert_eq!(body["status"], "recording", "{body}");
+        assert!(Instant::now() < deadline, "the recording is not ready after 10 s: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(rec["success"], true);
+    assert_eq!(rec["sessionId"], sid.as_str());
+    assert!(rec["frames"].as_i64().unwrap_or(0) >= 3, "{rec}");
+    assert!(rec["bytes"].as_i64().unwrap_or(0) > 0, "{rec}");
+    assert!(rec["endedAt"].is_string() && rec["startedAt"].is_string(), "{rec}");
+    let duration = rec["durationMs"].as_f64().unwrap_or(0.0) / 1000.0;
+    assert!((duration - life).abs() <= 2.0, "the video lasts {duration} s, the session {life} s");
+    assert_eq!(rec["videoURL"], format!("{}/recordings/{sid}/video.webm", app.base));
+
+    // The video, decoded by PyAV: 1024 x 600 VP8 frames, red then green then blue.
+    let video = get_with(&app, &format!("/recordings/{sid}/video.webm"), Some(&key)).await;
+    assert_eq!(video.status(), 200);
+    assert_eq!(video.headers()["content-type"], "video/webm");
+    let bytes = video.bytes().await.expect("video bytes");
+    assert_eq!(bytes.len() as i64, rec["bytes"].as_i64().unwrap_or(-1));
+    let file = app.data_dir().join("downloaded.webm");
+    std::fs::write(&file, &bytes).expect("write the video");
+    let decoded = run_python("webm_frames.py", &[file.to_str().expect("path")], &[], Duration::from_secs(60)).await;
+    assert_eq!(decoded["codec"], "vp8", "{decoded}");
+    let frames = decoded["frames"].as_array().expect("frames");
+    assert!(frames.iter().all(|f| f["width"] == 1024 && f["height"] == 600), "{decoded}");
+    let mut order: Vec<&str> = Vec::new();
+    for page in frames.iter().filter_map(|f| f["page"].as_str()).filter(|p| *p != "other") {
+        if order.last() != Some(&page) {
+            order.push(page);
+        }
+    }
+    assert_eq!(order, vec!["red", "green", "blue"], "{decoded}");
+
+    // The timeline: every event with its time; the colours change where its navigations say (±1 s).
+    let (status, timeline) = json_of(get_with(&app, &format!("/recordings/{sid}/events"), Some(&key)).await).await;
+    assert_eq!(status, 200, "{timeline}");
+    let events = timeline["events"].as_array().expect("events").clone();
+    assert!(events.windows(2).all(|w| w[0]["t"].as_u64() <= w[1]["t"].as_u64()), "{timeline}");
+    assert!(events.iter().any(|e| e["event"] == "end_session"), "{timeline}");
+    assert!(events.iter().any(|e| e["event"] == "navigation" && e["data"]["url"] == blue.as_str()), "{timeline}");
+    let first = |colour: &str| {
+        frames.iter().find(|f| f["page"] == colour).and_then(|f| f["t"].as_f64()).expect("a frame of the colour")
+    };
+    for (colour, part) in [("green", "00aa00"), ("blue", "0000ff")] {
+        let (seen, said) = (first(colour), navigated_at(&events, part));
+        assert!((seen - said).abs() <= 1.0, "{colour} shows at {seen} s, the timeline says {said} s");
+    }
+
+    // Seekable: a byte range answers 206 with those bytes.
+    let ranged = app
+        .client
+        .get(format!("{}/recordings/{sid}/video.webm", app.base))
+        .bearer_auth(&key)
+        .header("range", "bytes=0-99")
+        .send()
+        .await
+        .expect("range request");
+    assert_eq!(ranged.status(), 206);
+    assert_eq!(ranged.bytes().await.expect("range bytes").as_ref(), &bytes[..100]);
+
+    // Listed newest first; another user's key gets 404, no key 401; the plain session has none.
+    let (_, list) = json_of(get_with(&app, "/recordings", Some(&key)).await).await;
+    assert_eq!(list["recordings"][0]["sessionId"], sid.as_str(), "{list}");
+    assert_eq!(list["recordings"].as_array().map(Vec::len), Some(1), "{list}");
+    for p in [path.clone(), format!("{path}/video.webm"), format!("{path}/events")] {
+        assert_error(&json_of(get_with(&app, &p, Some(&stranger)).await).await, 404, "RECORDING_NOT_FOUND");
+        assert_error(&json_of(get_with(&app, &p, None).await).await, 401, "UNAUTHORIZED");
+    }
+    let none = json_of(get_with(&app, &format!("/recordings/{plain}"), Some(&key)).await).await;
+    assert_error(&none, 404, "RECORDING_NOT_FOUND");
+    let delete = |k: String| app.client.delete(format!("{}{path}", app.base)).bearer_auth(k).send();
+    assert_error(&json_of(delete(stranger.clone()).await.expect("delete")).await, 404, "RECORDING_NOT_FOUND");
+    let (status, _) = json_of(delete(key.clone()).await.expect("delete")).await;
+    assert_eq!(status, 200);
+    assert_error(&json_of(get_with(&app, &path, Some(&key)).await).await, 404, "RECORDING_NOT_FOUND");
+    assert!(!app.data_dir().join("recordings").join(&sid).exists(), "the files are gone too");
+    wait_until(Duration::from_secs(10), "the feed stopped", || app.app().live_view.active_feeds() == 0).await;
+    app.stop().await;
+}
