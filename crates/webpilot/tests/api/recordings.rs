@@ -3,7 +3,7 @@
 //! owner only, with `Range` support for the video.
 
 use crate::clients::run_python;
-use crate::helpers::{wait_until, TestApp};
+use crate::helpers::{admin, wait_until, Server, TestApp};
 use crate::live_view::{view_url, MjpegReader};
 use image::{Rgb, RgbImage};
 use serde_json::{json, Value};
@@ -161,4 +161,48 @@ async fn a_recorded_session_leaves_a_video_of_its_pages_in_order_and_a_timeline(
     assert!(!app.data_dir().join("recordings").join(&sid).exists(), "the files are gone too");
     wait_until(Duration::from_secs(10), "the feed stopped", || app.app().live_view.active_feeds() == 0).await;
     app.stop().await;
+}
+
+#[tokio::test]
+async fn a_recording_cut_off_by_a_crash_is_listed_as_failed_and_plays_up_to_the_cut() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let user = admin(data.path(), &["users", "create", "--name", "recorded", "--balance", "2.5"]);
+    let key = admin(data.path(), &["keys", "create", "--user", &user, "--name", "ci"]);
+    // Every session is recorded (--record-sessions), without asking.
+    let server = Server::start_with(data.path(), &["--record-sessions"]).await;
+    let client = reqwest::Client::new();
+    let started: Value = client
+        .post(format!("{}/start/start-session", server.base))
+        .bearer_auth(&key)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("start-session")
+        .json()
+        .await
+        .expect("its body");
+    let sid = started["sessionId"].as_str().expect("sessionId").to_owned();
+    let video = data.path().join("recordings").join(&sid).join("video.webm");
+    // A keyframe is on disk (the header alone is some hundred bytes).
+    let written = || std::fs::metadata(&video).map(|m| m.len()).unwrap_or(0) > 2_000;
+    wait_until(Duration::from_secs(20), "a frame written", written).await;
+    server.crash();
+
+    let size = std::fs::metadata(&video).expect("the video survives").len();
+    let decoded = run_python("webm_frames.py", &[video.to_str().expect("path")], &[], Duration::from_secs(60)).await;
+    let frames = decoded["frames"].as_array().expect("frames");
+    assert!(!frames.is_empty(), "{decoded}");
+    assert!(frames.iter().all(|f| f["width"] == 1024 && f["height"] == 600), "{decoded}");
+
+    let server = Server::start(data.path()).await;
+    let (status, rec) =
+        json_of(client.get(format!("{}/recordings/{sid}", server.base)).bearer_auth(&key).send().await.expect("get"))
+            .await;
+    assert_eq!(status, 200, "{rec}");
+    assert_eq!(rec["status"], "failed", "{rec}");
+    assert_eq!(rec["bytes"].as_u64(), Some(size), "{rec}");
+    let (_, list) =
+        json_of(client.get(format!("{}/recordings", server.base)).bearer_auth(&key).send().await.expect("list")).await;
+    assert_eq!(list["recordings"][0]["sessionId"], sid.as_str(), "{list}");
+    server.crash();
 }
