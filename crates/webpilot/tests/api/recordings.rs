@@ -47,6 +47,21 @@ fn navigated_at(events: &[Value], part: &str) -> f64 {
     hit.and_then(|e| e["t"].as_f64()).unwrap_or_else(|| panic!("no navigate to {part} in {events:?}")) / 1000.0
 }
 
+/// Polls the recording of `sid` until it is `ready` (at most 10 s) and returns it.
+async fn ready(app: &TestApp, key: &str, sid: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = json_of(get_with(app, &format!("/recordings/{sid}"), Some(key)).await).await;
+        assert_eq!(status, 200, "{body}");
+        if body["status"] == "ready" {
+            return body;
+        }
+        assert_eq!(body["status"], "recording", "{body}");
+        assert!(Instant::now() < deadline, "the recording is not ready after 10 s: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_recorded_session_leaves_a_video_of_its_pages_in_order_and_a_timeline() {
     let app = TestApp::spawn().await;
@@ -76,17 +91,7 @@ async fn a_recorded_session_leaves_a_video_of_its_pages_in_order_and_a_timeline(
 
     // Ready within 10 s of the end.
     let path = format!("/recordings/{sid}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let rec = loop {
-        let (status, body) = json_of(get_with(&app, &path, Some(&key)).await).await;
-        assert_eq!(status, 200, "{body}");
-        if body["status"] == "ready" {
-            break body;
-        }
-        assert_eq!(body["status"], "recording", "{body}");
-        assert!(Instant::now() < deadline, "the recording is not ready after 10 s: {body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let rec = ready(&app, &key, &sid).await;
     assert_eq!(rec["success"], true);
     assert_eq!(rec["sessionId"], sid.as_str());
     assert!(rec["frames"].as_i64().unwrap_or(0) >= 3, "{rec}");
@@ -205,4 +210,46 @@ async fn a_recording_cut_off_by_a_crash_is_listed_as_failed_and_plays_up_to_the_
         json_of(client.get(format!("{}/recordings", server.base)).bearer_auth(&key).send().await.expect("list")).await;
     assert_eq!(list["recordings"][0]["sessionId"], sid.as_str(), "{list}");
     server.crash();
+}
+
+#[tokio::test]
+async fn the_timeline_names_secrets_and_never_holds_their_values() {
+    const SECRET: &str = "hunter2-SuperSecret";
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let body = json!({ "startingUrl": app.site.url("/search"), "recording": true });
+    let sid = app.start_session(&key, body).await;
+    let task = json!({
+        "actionType": "newTask", "newState": "start",
+        "taskDetails": "type \"<secret:pw>\" into \"Search the site\" then press Enter then report the url",
+        "secrets": { "pw": SECRET },
+    });
+    let r = app.send(&key, &sid, task).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let task_id = r.body["taskId"].as_str().expect("taskId").to_owned();
+    let done = app.poll_final(&sid, &task_id, Duration::from_secs(30)).await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    // The timeline, read while recording, gets the address with the value in it: as its name.
+    let events = format!("/recordings/{sid}/events");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, timeline) = json_of(get_with(&app, &events, Some(&key)).await).await;
+        assert_eq!(status, 200, "{timeline}");
+        let list = timeline["events"].as_array().cloned().unwrap_or_default();
+        let url = |e: &Value| e["data"]["url"].as_str().unwrap_or_default().to_owned();
+        if list.iter().any(|e| e["event"] == "navigation" && url(e).contains("q=")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no navigation to the results in {timeline}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    ready(&app, &key, &sid).await;
+    let raw = get_with(&app, &events, Some(&key)).await.text().await.expect("timeline");
+    assert!(raw.contains("<secret:pw>"), "{raw}");
+    assert!(!raw.contains(SECRET) && !raw.contains("SuperSecret"), "the value leaked: {raw}");
+    let file =
+        std::fs::read_to_string(app.data_dir().join("recordings").join(&sid).join("events.json")).expect("events.json");
+    assert!(!file.contains("SuperSecret") && file.contains("<secret:pw>"), "{file}");
+    app.stop().await;
 }
