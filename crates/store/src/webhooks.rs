@@ -400,4 +400,19 @@ mod tests {
         assert!(s.delete_webhook(&u.id, &all.id).await.unwrap());
         assert_eq!(s.list_webhooks(&u.id).await.unwrap().len(), 1);
     }
+
+    #[tokio::test]
+    async fn work_ended_by_recovery_is_announced_too() {
+        let (s, _d) = store().await;
+        let u = s.create_user("w", 1_000).await.unwrap();
+        s.create_webhook(&u.id, "https://a.example/", &[], None, "whsec_a").await.unwrap();
+        let session = webpilot_core::SessionId::new();
+        s.insert_session(&session, &u.id, "active", "{}", "node_a").await.unwrap();
+        s.insert_task(&webpilot_core::TaskId::new(), &session, &u.id, "t").await.unwrap();
+        s.recover_interrupted("node_a").await.unwrap();
+        let mut types: Vec<String> =
+            s.claim_webhook_messages(60_000, 10).await.unwrap().into_iter().map(|m| m.event_type).collect();
+        types.sort();
+        assert_eq!(types, vec!["session.ended".to_owned(), "task.failed".to_owned()]);
+    }
 }
