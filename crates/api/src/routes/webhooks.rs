@@ -172,18 +172,17 @@ pub async fn create(
 ) -> Result<Json<WebhookCreated>, ErrorResponse> {
     let new = parse_new(&parse_json(body)?)?;
     check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
-    let existing = state.store.list_webhooks(&user.id).await.map_err(stored)?;
-    if existing.len() >= MAX_WEBHOOKS_PER_USER {
-        return Err(
-            invalid(format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first")).into()
-        );
-    }
     let secret = new_secret();
-    let record = state
+    let max = MAX_WEBHOOKS_PER_USER as i64;
+    let created = state
         .store
-        .create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret)
+        .create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret, max)
         .await
         .map_err(stored)?;
+    let Some(record) = created else {
+        let msg = format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first");
+        return Err(invalid(msg).into());
+    };
     tracing::info!(user = %user.id, webhook = %record.id, "webhook registered");
     Ok(Json(WebhookCreated { success: true, webhook: record.into(), secret }))
 }

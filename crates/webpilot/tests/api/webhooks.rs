@@ -191,17 +191,22 @@ async fn private_and_loopback_targets_and_bad_bodies_are_refused() {
     let bad_event = json!({ "url": "https://example.com/", "events": ["task.exploded"] });
     app.post("/webhooks", &key, bad_event).await.assert_error(400, "INVALID_PARAMS");
     app.post("/webhooks/wh_missing/rotate-secret", &key, json!({})).await.assert_error(404, "WEBHOOK_NOT_FOUND");
-    let listed: Value = app
-        .client
-        .get(format!("{}/webhooks", app.base))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("json");
-    assert_eq!(listed["webhooks"], json!([]), "nothing was registered: {listed}");
+    let list = || async {
+        let r = app.client.get(format!("{}/webhooks", app.base)).bearer_auth(&key).send().await.expect("list");
+        r.json::<Value>().await.expect("json")
+    };
+    assert_eq!(list().await["webhooks"], json!([]), "nothing was registered");
+    // An address --egress-allow names (here the fixture site's) may be registered, ten times at most.
+    for _ in 0..10 {
+        let ok = app.post("/webhooks", &key, json!({ "url": app.site.url("/hook") })).await;
+        assert_eq!(ok.status, 200, "{}", ok.body);
+    }
+    let over = app.post("/webhooks", &key, json!({ "url": app.site.url("/hook") })).await;
+    over.assert_error(400, "INVALID_PARAMS");
+    assert!(over.body["message"].as_str().unwrap_or_default().contains("at most 10"), "{}", over.body);
+    let listed = list().await;
+    assert_eq!(listed["webhooks"].as_array().map(Vec::len), Some(10));
+    assert!(!listed.to_string().contains("whsec_"), "secrets are never listed: {listed}");
     app.stop().await;
 }
 
