@@ -20,6 +20,9 @@ pub enum BrowserError {
     NavigationFailed { url: String, reason: String },
     #[error("navigation to {url} was blocked by policy: {reason}")]
     Blocked { url: String, reason: String },
+    /// The site answered an HTTP error status (`None`: Chromium did not say which).
+    #[error("opening {url} failed: the site answered {}", http_answer(*status))]
+    HttpStatus { url: String, status: Option<u16> },
     #[error("a session may have at most {0} tabs open; close one first")]
     TooManyTabs(usize),
     #[error("element not found: {0}")]
@@ -37,10 +40,18 @@ impl BrowserError {
             BrowserError::NavigationTimeout(_)
             | BrowserError::NavigationFailed { .. }
             | BrowserError::Blocked { .. } => ErrorCode::NavigationTimeout,
+            BrowserError::HttpStatus { .. } => ErrorCode::PageHttpError,
             BrowserError::ElementNotFound(_) => ErrorCode::ElementNotFound,
             BrowserError::TooManyTabs(_) => ErrorCode::InvalidParameter,
             BrowserError::PageCrash => ErrorCode::PageCrash,
         }
+    }
+}
+
+fn http_answer(status: Option<u16>) -> String {
+    match status {
+        Some(s) => format!("HTTP {s}"),
+        None => "with an HTTP error status".to_owned(),
     }
 }
 
