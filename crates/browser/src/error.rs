@@ -10,6 +10,8 @@ pub enum BrowserError {
     Launch(String),
     #[error("the browser instance is gone")]
     InstanceLost,
+    #[error("the browser does not answer; retry later")]
+    Unresponsive,
     #[error("DevTools command failed: {0}")]
     Cdp(String),
     #[error("DevTools command timed out: {0}")]
@@ -35,7 +37,9 @@ impl BrowserError {
     pub fn code(&self) -> ErrorCode {
         match self {
             BrowserError::NoCapacity => ErrorCode::NoInstancesAvailable,
-            BrowserError::Launch(_) | BrowserError::InstanceLost => ErrorCode::InstanceUnavailable,
+            BrowserError::Launch(_) | BrowserError::InstanceLost | BrowserError::Unresponsive => {
+                ErrorCode::InstanceUnavailable
+            }
             BrowserError::Cdp(_) | BrowserError::Timeout(_) => ErrorCode::InternalError,
             BrowserError::NavigationTimeout(_)
             | BrowserError::NavigationFailed { .. }

@@ -51,6 +51,9 @@ pub(crate) fn page_viewport() -> Viewport {
 pub(crate) struct BrowserProcess {
     pub browser: Browser,
     alive: Arc<AtomicBool>,
+    /// False while the browser does not answer a ping (`responsiveness`): stopped, hung or overloaded.
+    pub(crate) responsive: AtomicBool,
+    pinger: JoinHandle<()>,
     /// Contexts currently leased from this process.
     pub contexts: AtomicUsize,
     pub pid: Option<u32>,
@@ -70,10 +73,12 @@ pub(crate) struct BrowserProcess {
 impl BrowserProcess {
     pub async fn launch(settings: &BrowserSettings) -> Result<Arc<BrowserProcess>, BrowserError> {
         let profile = tempfile::Builder::new()
-            .prefix("webpilot-chromium-")
+            .prefix(crate::orphans::PROFILE_PREFIX)
             .tempdir()
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
         write_preferences(profile.path()).map_err(|e| BrowserError::Launch(format!("profile preferences: {e}")))?;
+        // Who made it: a later start removes it should this process be killed before it can.
+        crate::orphans::claim(profile.path()).map_err(|e| BrowserError::Launch(format!("profile owner: {e}")))?;
         // Chromium's own temp files (its singleton socket directory among them) go inside the profile, which
         // is removed with the process: a killed Chromium cannot clean up after itself.
         let tmp = profile.path().join("tmp");
@@ -121,7 +126,6 @@ impl BrowserProcess {
                 return Err(BrowserError::Launch(format!("Chromium did not answer on its DevTools pipe: {e}")));
             }
         };
-        drop(launcher); // Chromium has exec'd; the script is no longer needed
         let pid = child.id();
         tracing::info!(pid = ?pid, "chromium started");
         let memory_cap = match (pid, settings.session_memory_mib) {
@@ -142,6 +146,8 @@ impl BrowserProcess {
             process.kill();
             return Err(BrowserError::Launch(format!("Chromium did not answer on its DevTools pipe: {e}")));
         }
+        // Only now has the shell surely read the launcher script: Chromium answers.
+        drop(launcher);
         Ok(process)
     }
 
@@ -166,9 +172,11 @@ impl BrowserProcess {
             flag.store(false, Ordering::SeqCst);
             tracing::debug!("chromium handler loop ended");
         });
-        Arc::new(BrowserProcess {
+        Arc::new_cyclic(|me| BrowserProcess {
             browser,
             alive,
+            responsive: AtomicBool::new(true),
+            pinger: tokio::spawn(crate::ping::watch(me.clone())),
             contexts: AtomicUsize::new(0),
             pid,
             handler,
@@ -197,6 +205,11 @@ impl BrowserProcess {
         pids
     }
 
+    /// Whether the browser answered its last ping in time.
+    pub fn is_responsive(&self) -> bool {
+        self.responsive.load(Ordering::SeqCst)
+    }
+
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::SeqCst) && !self.handler.is_finished()
     }
@@ -220,6 +233,7 @@ impl Drop for BrowserProcess {
     fn drop(&mut self) {
         // The child was spawned with kill_on_drop; stopping the handler lets the Browser drop cleanly.
         self.handler.abort();
+        self.pinger.abort();
         if let Some(w) = &self.memory_cap {
             w.abort();
         }
