@@ -154,3 +154,46 @@ async fn relay(ws: WebSocketStream<TcpStream>, mut reader: pipe::Receiver, mut w
         () = from_browser => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::start;
+    use futures::{SinkExt, StreamExt};
+    use std::os::fd::OwnedFd;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    #[tokio::test]
+    async fn only_one_connection_with_the_token_is_bridged_and_messages_cross_both_ways() {
+        // The "browser" side: it reads what the bridge writes to fd 3 and writes what it sends on fd 4.
+        let (browser_reads, to_browser) = std::io::pipe().expect("pipe");
+        let (from_browser, browser_writes) = std::io::pipe().expect("pipe");
+        let bridge = start(OwnedFd::from(to_browser), OwnedFd::from(from_browser)).await.expect("bridge");
+        let (prefix, _token) = bridge.url.rsplit_once('/').expect("a token in the path");
+        let wrong = format!("{prefix}/{}", "0".repeat(64));
+        assert!(tokio_tungstenite::connect_async(&wrong).await.is_err(), "a wrong token is refused");
+        let (mut ws, _) = tokio_tungstenite::connect_async(&bridge.url).await.expect("the service connects");
+        let port = bridge.url.split(':').nth(2).and_then(|p| p.split('/').next()).expect("port").to_owned();
+        let refused = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}")).await;
+        assert!(refused.is_err(), "the listener is closed once the service is connected");
+
+        ws.send(Message::text(r#"{"id":1}"#)).await.expect("send");
+        let mut reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(browser_reads)).expect("rx");
+        let mut got = vec![0u8; 9];
+        reader.read_exact(&mut got).await.expect("read");
+        assert_eq!(got, b"{\"id\":1}\0");
+        let mut writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(browser_writes)).expect("tx");
+        writer.write_all(b"{\"id\":1,\"result\":{}}\0{\"method\":").await.expect("write");
+        writer.write_all(b"\"x\"}\0").await.expect("write");
+        let first = ws.next().await.expect("a message").expect("ok");
+        assert_eq!(first.into_text().expect("text").as_str(), r#"{"id":1,"result":{}}"#);
+        let second = ws.next().await.expect("a message").expect("ok");
+        assert_eq!(second.into_text().expect("text").as_str(), r#"{"method":"x"}"#);
+        // The browser going away ends the bridge and closes the client's connection.
+        drop(writer);
+        while let Some(Ok(m)) = ws.next().await {
+            assert!(m.is_close(), "{m:?}");
+        }
+        bridge.task.await.expect("the bridge ends");
+    }
+}
