@@ -141,9 +141,13 @@ async fn relay(ws: WebSocketStream<TcpStream>, mut reader: pipe::Receiver, mut w
                     tracing::warn!("the browser sent a DevTools message that is not UTF-8");
                     continue;
                 };
-                if ws_tx.send(Message::text(text)).await.is_err() {
+                // Queued, and flushed once per read: a burst of events costs one write.
+                if ws_tx.feed(Message::text(text)).await.is_err() {
                     return;
                 }
+            }
+            if ws_tx.flush().await.is_err() {
+                return;
             }
         }
         tracing::debug!("the browser closed its DevTools pipe");
