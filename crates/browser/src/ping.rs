@@ -11,7 +11,7 @@ use std::time::Duration;
 /// Time between pings.
 const PERIOD: Duration = Duration::from_secs(1);
 /// Time a ping may take before the browser counts as unresponsive (long enough for a busy machine).
-const LIMIT: Duration = Duration::from_secs(3);
+const LIMIT: Duration = Duration::from_secs(5);
 
 /// Pings `process` until it is gone, keeping its responsive flag.
 pub(crate) async fn watch(process: Weak<BrowserProcess>) {
