@@ -6,12 +6,15 @@
 //! ends the bridge ends: Chromium's death closes the WebSocket, which marks the browser dead.
 
 use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::pipe;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 use tokio::task::{JoinHandle, JoinSet};
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::StatusCode;
@@ -21,10 +24,32 @@ use tokio_tungstenite::WebSocketStream;
 /// Time a connection gets to complete its WebSocket handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A running bridge: the URL to connect to (once) and the task relaying messages.
+/// A running bridge: the URL to connect to (once), the task relaying messages, and the link through which
+/// the process's own frame clients (`frames.rs`) share the pipe.
 pub(crate) struct Bridge {
     pub url: String,
     pub task: JoinHandle<()>,
+    pub link: Link,
+}
+
+/// A client's channels: commands to the browser, and its answers.
+type Channels = (mpsc::UnboundedSender<String>, mpsc::UnboundedReceiver<String>);
+
+/// Attaches further in-process clients to the one pipe (never over TCP: the listener is gone).
+#[derive(Clone)]
+pub(crate) struct Link {
+    register: mpsc::UnboundedSender<Channels>,
+}
+
+impl Link {
+    /// A second client: its commands get ids of their own range, its answers come back to it alone, and the
+    /// sessions it attaches (and their events) are kept from chromiumoxide, as on a connection of its own.
+    pub fn attach(&self) -> Option<Channels> {
+        let (to_browser, from_client) = mpsc::unbounded_channel();
+        let (to_client, from_browser) = mpsc::unbounded_channel();
+        self.register.send((to_client, from_client)).ok()?;
+        Some((to_browser, from_browser))
+    }
 }
 
 /// Starts a bridge over Chromium's pipes: `to_browser` is the write end of the pipe Chromium reads as fd 3,
@@ -37,12 +62,13 @@ pub(crate) async fn start(to_browser: OwnedFd, from_browser: OwnedFd) -> std::io
     let token = hex::encode(rand::random::<[u8; 32]>());
     let path = format!("/devtools/browser/{token}");
     let url = format!("ws://127.0.0.1:{port}{path}");
+    let (register, registrations) = mpsc::unbounded_channel();
     let task = tokio::spawn(async move {
         let Some(ws) = accept_one(listener, path).await else { return };
-        relay(ws, reader, writer).await;
+        relay(ws, reader, writer, registrations).await;
         tracing::debug!("the DevTools pipe bridge ended");
     });
-    Ok(Bridge { url, task })
+    Ok(Bridge { url, task, link: Link { register } })
 }
 
 /// Accepts connections until one completes a WebSocket handshake on `path`; every other is refused. The
@@ -93,75 +119,183 @@ async fn handshake(stream: TcpStream, path: String) -> Option<WebSocketStream<Tc
 }
 
 /// Relays WebSocket text frames to the pipe (each message NUL-terminated) and pipe messages back as text
-/// frames, until either side ends.
-async fn relay(ws: WebSocketStream<TcpStream>, mut reader: pipe::Receiver, mut writer: pipe::Sender) {
+/// frames, and the messages of attached in-process clients (`Link`), until either side ends.
+async fn relay(
+    ws: WebSocketStream<TcpStream>,
+    mut reader: pipe::Receiver,
+    mut writer: pipe::Sender,
+    mut registrations: mpsc::UnboundedReceiver<Channels>,
+) {
     let (mut ws_tx, mut ws_rx) = ws.split();
-    let to_browser = async {
-        while let Some(msg) = ws_rx.next().await {
-            let msg = match msg {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::debug!(error = %e, "the DevTools client connection failed");
-                    break;
-                }
-            };
-            let bytes = match msg {
-                Message::Text(t) => t.as_bytes().to_vec(),
-                Message::Binary(b) => b.to_vec(),
-                Message::Close(_) => break,
-                _ => continue,
-            };
-            if let Err(e) = writer.write_all(&bytes).await.and(writer.write_all(&[0]).await) {
-                tracing::debug!(error = %e, "writing to the browser's DevTools pipe failed");
-                break;
-            }
-        }
-        tracing::debug!("the DevTools client went away");
-    };
-    let from_browser = async {
-        let mut pending = Vec::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let n = match reader.read(&mut buf).await {
-                Ok(0) => break,
-                Err(e) => {
-                    tracing::debug!(error = %e, "reading the browser's DevTools pipe failed");
-                    break;
-                }
-                Ok(n) => n,
-            };
-            // Bytes kept from earlier reads hold no NUL: only the new ones are searched.
-            let mut from = pending.len();
-            pending.extend_from_slice(&buf[..n]);
-            while let Some(at) = pending[from..].iter().position(|b| *b == 0) {
-                let end = from + at;
-                from = 0;
-                let message: Vec<u8> = pending.drain(..=end).take(end).collect();
-                let Ok(text) = String::from_utf8(message) else {
-                    tracing::warn!("the browser sent a DevTools message that is not UTF-8");
-                    continue;
+    let (inbound_tx, mut inbound) = mpsc::unbounded_channel::<(usize, String)>();
+    let mut router = Router::default();
+    let mut pending = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let outgoing = tokio::select! {
+            msg = ws_rx.next() => match msg {
+                Some(Ok(Message::Text(t))) => t.as_bytes().to_vec(),
+                Some(Ok(Message::Binary(b))) => b.to_vec(),
+                Some(Ok(Message::Close(_))) | None => break tracing::debug!("the DevTools client went away"),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => break tracing::debug!(error = %e, "the DevTools client connection failed"),
+            },
+            read = reader.read(&mut buf) => {
+                let n = match read {
+                    Ok(0) => break tracing::debug!("the browser closed its DevTools pipe"),
+                    Err(e) => break tracing::debug!(error = %e, "reading the browser's DevTools pipe failed"),
+                    Ok(n) => n,
                 };
-                // Queued, and flushed once per read: a burst of events costs one write.
-                if ws_tx.feed(Message::text(text)).await.is_err() {
+                // Bytes kept from earlier reads hold no NUL: only the new ones are searched.
+                let mut from = pending.len();
+                pending.extend_from_slice(&buf[..n]);
+                while let Some(at) = pending[from..].iter().position(|b| *b == 0) {
+                    let end = from + at;
+                    from = 0;
+                    let message: Vec<u8> = pending.drain(..=end).take(end).collect();
+                    let Ok(text) = String::from_utf8(message) else {
+                        tracing::warn!("the browser sent a DevTools message that is not UTF-8");
+                        continue;
+                    };
+                    // Queued, and flushed once per read: a burst of events costs one write.
+                    if let Some(text) = router.route(text) {
+                        if ws_tx.feed(Message::text(text)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                if ws_tx.flush().await.is_err() {
                     return;
                 }
-            }
-            if ws_tx.flush().await.is_err() {
-                return;
+                continue;
+            },
+            Some((to_client, mut from_client)) = registrations.recv() => {
+                let index = router.clients.len();
+                router.clients.push(to_client);
+                let inbound_tx = inbound_tx.clone();
+                tokio::spawn(async move {
+                    while let Some(m) = from_client.recv().await {
+                        if inbound_tx.send((index, m)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                continue;
+            },
+            Some((index, text)) = inbound.recv() => match router.command_of(index, &text) {
+                Some(text) => text.into_bytes(),
+                None => continue,
+            },
+        };
+        if let Err(e) = writer.write_all(&outgoing).await.and(writer.write_all(&[0]).await) {
+            tracing::debug!(error = %e, "writing to the browser's DevTools pipe failed");
+            break;
+        }
+    }
+    let _ = ws_tx.close().await;
+}
+
+/// Ids from here on are commands of attached clients (chromiumoxide counts its own from 0; Chromium takes
+/// ids that fit in 32 bits).
+const CLIENT_IDS: u64 = 1 << 30;
+
+/// Which messages from the browser belong to an attached client rather than to chromiumoxide.
+#[derive(Default)]
+struct Router {
+    clients: Vec<mpsc::UnboundedSender<String>>,
+    /// Bridge id -> (client, the client's own id).
+    calls: HashMap<u64, (usize, Value)>,
+    next: u64,
+    /// Sessions attached by a client: neither they nor their events are chromiumoxide's.
+    sessions: HashMap<String, usize>,
+    /// Targets a client is attaching to (the `Target.attachedToTarget` event names its session).
+    attaching: HashMap<String, usize>,
+}
+
+impl Router {
+    /// A client's command, with an id of the bridge's range.
+    fn command_of(&mut self, index: usize, text: &str) -> Option<String> {
+        let mut v: Value = serde_json::from_str(text).ok()?;
+        let own = v.get("id").cloned()?;
+        let id = CLIENT_IDS + self.next;
+        self.next = (self.next + 1) % CLIENT_IDS;
+        self.calls.insert(id, (index, own));
+        if v["method"] == "Target.attachToTarget" {
+            if let Some(target) = v.pointer("/params/targetId").and_then(Value::as_str) {
+                self.attaching.insert(target.to_owned(), index);
             }
         }
-        tracing::debug!("the browser closed its DevTools pipe");
-        let _ = ws_tx.close().await;
-    };
-    tokio::select! {
-        () = to_browser => {}
-        () = from_browser => {}
+        v["id"] = Value::from(id);
+        Some(v.to_string())
+    }
+
+    /// A message from the browser: returned when it is chromiumoxide's, else handed to its client (answers)
+    /// or dropped (events of a client's sessions, which clients do not read).
+    fn route(&mut self, text: String) -> Option<String> {
+        if self.clients.is_empty() {
+            return Some(text);
+        }
+        if let Some(rest) = text.strip_prefix("{\"id\":") {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if digits.parse::<u64>().is_ok_and(|id| id < CLIENT_IDS) {
+                return Some(text);
+            }
+            let mut v: Value = serde_json::from_str(&text).ok()?;
+            let (index, own) = self.calls.remove(&v["id"].as_u64()?)?;
+            if let Some(session) = v.pointer("/result/sessionId").and_then(Value::as_str) {
+                self.sessions.insert(session.to_owned(), index);
+            }
+            v["id"] = own;
+            let _ = self.clients.get(index)?.send(v.to_string());
+            return None;
+        }
+        if self.sessions.is_empty() && self.attaching.is_empty() {
+            return Some(text);
+        }
+        if text.contains("\"Target.attachedToTarget\"") || text.contains("\"Target.detachedFromTarget\"") {
+            let v: Value = serde_json::from_str(&text).ok()?;
+            let session = v.pointer("/params/sessionId").and_then(Value::as_str).unwrap_or_default().to_owned();
+            if let Some(target) = v.pointer("/params/targetInfo/targetId").and_then(Value::as_str) {
+                if let Some(index) = self.attaching.remove(target) {
+                    self.sessions.insert(session, index);
+                    return None;
+                }
+            }
+            if v["method"] == "Target.detachedFromTarget" && self.sessions.remove(&session).is_some() {
+                return None;
+            }
+        }
+        // Chromium writes an event's own session last.
+        let session = text.rfind("\"sessionId\":\"").map(|at| &text[at + 13..]).and_then(|s| s.split('"').next());
+        if session.is_some_and(|s| self.sessions.contains_key(s)) {
+            return None;
+        }
+        Some(text)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::start;
+    use super::{start, Router, CLIENT_IDS};
+    use tokio::sync::mpsc;
+
+    #[test]
+    fn a_clients_answers_sessions_and_their_events_go_to_it_alone() {
+        let (to_client, mut client) = mpsc::unbounded_channel();
+        let mut router = Router { clients: vec![to_client], ..Router::default() };
+        let sent = router.command_of(0, r#"{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T"}}"#);
+        assert!(sent.expect("forwarded").contains(&format!("\"id\":{CLIENT_IDS}")));
+        let attached =
+            r#"{"method":"Target.attachedToTarget","params":{"sessionId":"S","targetInfo":{"targetId":"T"}}}"#;
+        assert_eq!(router.route(attached.to_owned()), None, "chromiumoxide never hears of the client's session");
+        let answer = format!(r#"{{"id":{CLIENT_IDS},"result":{{"sessionId":"S"}}}}"#);
+        assert_eq!(router.route(answer), None);
+        assert_eq!(client.try_recv().expect("the answer"), r#"{"id":1,"result":{"sessionId":"S"}}"#);
+        assert_eq!(router.route(r#"{"method":"Runtime.x","params":{},"sessionId":"S"}"#.to_owned()), None);
+        for own in [r#"{"id":7,"result":{}}"#, r#"{"method":"Runtime.x","params":{},"sessionId":"P"}"#] {
+            assert_eq!(router.route(own.to_owned()).as_deref(), Some(own), "chromiumoxide's own");
+        }
+    }
     use futures::{SinkExt, StreamExt};
     use std::os::fd::OwnedFd;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -66,6 +66,8 @@ pub(crate) struct BrowserProcess {
     pub remote_peers: Option<Arc<[std::net::IpAddr]>>,
     /// The launched child and its DevTools bridge; none for a remote browser.
     owned: std::sync::Mutex<Option<Owned>>,
+    /// How this process's frame clients share the DevTools pipe; none for a remote browser (they connect).
+    pub(crate) link: std::sync::OnceLock<crate::pipe::Link>,
     // Removed when the process is dropped (after Chromium is killed); none for a remote browser.
     _profile: Option<tempfile::TempDir>,
 }
@@ -133,6 +135,7 @@ impl BrowserProcess {
             _ => None,
         };
         let process = Self::drive(browser, handler, pid, memory_cap, None, Some(profile));
+        let _ = process.link.set(bridge.link.clone());
         if let Ok(mut owned) = process.owned.lock() {
             *owned = Some(Owned { child, bridge: bridge.task });
         }
@@ -184,6 +187,7 @@ impl BrowserProcess {
             killed: AtomicBool::new(false),
             remote_peers,
             owned: std::sync::Mutex::new(None),
+            link: std::sync::OnceLock::new(),
             _profile: profile,
         })
     }
