@@ -10,13 +10,21 @@ use webpilot_cluster::RedisState;
 /// This node's health; `instanceCount` is the free capacity of the whole cluster (this node's now, the
 /// others' as of their last heartbeat) and `instancesAvailable` whether this node can start one. With
 /// Redis configured, `redis` says whether it answers; while it does not, the status is `degraded` (the
-/// node still serves, limiting requests on its own; docs/scaling.md).
+/// node still serves, limiting requests on its own; docs/scaling.md). `browser` says whether this node's
+/// Chromium answers its pings: while none does the status is `unhealthy` and no session can start here;
+/// while only some do, `degraded`.
 pub async fn health(State(state): State<AppState>) -> Json<Value> {
     let stats = state.manager.pool().stats();
-    let free = stats.capacity.saturating_sub(stats.in_use);
+    let free = stats.free();
+    let browser_status = match stats.unresponsive {
+        0 => "healthy",
+        n if n == stats.processes => "unhealthy",
+        _ => "degraded",
+    };
     let mut body = json!({
         "success": true,
-        "status": "healthy",
+        "status": browser_status,
+        "browser": if stats.unresponsive == 0 { "responsive" } else { "unresponsive" },
         "instancesAvailable": free > 0,
         "instanceCount": free as i64 + state.cluster.free_elsewhere(),
         "timestamp": now_iso(),
@@ -24,7 +32,7 @@ pub async fn health(State(state): State<AppState>) -> Json<Value> {
     if let Some(redis) = &state.redis {
         let up = redis.state() == RedisState::Connected;
         body["redis"] = json!(if up { "connected" } else { "unavailable" });
-        if !up {
+        if !up && browser_status == "healthy" {
             body["status"] = json!("degraded");
         }
     }
