@@ -26,6 +26,7 @@ mod mcp;
 mod mcp_limits;
 mod metrics;
 mod observation;
+mod openapi;
 mod persistence;
 mod pool;
 mod ratelimit;
