@@ -74,3 +74,22 @@ async fn openapi_document_passes_openapi_spec_validator() {
     assert!(out["version"].as_str().is_some_and(|v| v.starts_with("3.1")), "{out}");
     app.stop().await;
 }
+
+/// Operations schemathesis leaves out: chat completions streams Server-Sent Events (and runs a whole task
+/// per request).
+const NOT_FUZZED: &[&str] = &["/v1/chat/completions"];
+
+#[tokio::test]
+async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
+    // A short inline wait, so run-task and newTask answer `pending` instead of holding a worker; and a
+    // per-user session cap below the pool's size, so the fuzzer meets 429 SESSION_LIMIT_REACHED, never
+    // the pool's 503 NO_INSTANCES_AVAILABLE (documented, but a 5xx to not_a_server_error).
+    let app = TestApp::spawn_with(|s| s.arg("task-wait-ms", 1000).arg("max-sessions-per-user", 2)).await;
+    let (_, key) = app.user(100.0).await;
+    let mut args = vec!["8", "40"];
+    args.extend_from_slice(NOT_FUZZED);
+    let env = [("WEBPILOT_BASE", app.base.as_str()), ("WEBPILOT_KEY", key.as_str())];
+    let out = run_python("schemathesis_run.py", &args, &env, Duration::from_secs(120)).await;
+    assert_eq!(out["passed"], true, "{out}");
+    app.stop().await;
+}
