@@ -14,8 +14,10 @@ import sys
 def main():
     max_examples, max_seconds, excluded = sys.argv[1], sys.argv[2], sys.argv[3:]
     base = os.environ["WEBPILOT_BASE"]
+    # The console script next to this interpreter (pip puts it there), else the one on PATH.
+    beside = os.path.join(os.path.dirname(sys.executable), "schemathesis")
     cmd = [
-        "schemathesis", "run", f"{base}/openapi.json",
+        beside if os.path.exists(beside) else "schemathesis", "run", f"{base}/openapi.json",
         "--checks", "not_a_server_error,response_schema_conformance",
         "--header", f"Authorization: Bearer {os.environ['WEBPILOT_KEY']}",
         "--max-examples", max_examples,
