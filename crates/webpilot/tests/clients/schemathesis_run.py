@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 
 def main():
@@ -30,7 +31,10 @@ def main():
     ]
     for path in excluded:
         cmd += ["--exclude-path", path]
-    out = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "SCHEMATHESIS_TELEMETRY": "false"})
+    env = {**os.environ, "SCHEMATHESIS_TELEMETRY": "false"}
+    # schemathesis keeps a cache in its working directory: a throwaway one, not the source tree.
+    with tempfile.TemporaryDirectory() as scratch:
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=scratch)
     if out.returncode != 0:
         print(out.stdout[-20000:], file=sys.stderr)
         print(out.stderr[-5000:], file=sys.stderr)
