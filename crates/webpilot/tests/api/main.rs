@@ -29,6 +29,7 @@ mod mcp_limits;
 mod metrics;
 mod net_errors;
 mod observation;
+mod openapi;
 mod persistence;
 mod pool;
 mod ratelimit;
