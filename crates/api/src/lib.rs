@@ -7,6 +7,7 @@ mod capability;
 mod error;
 mod forward;
 pub mod metrics;
+pub mod openapi;
 mod ratelimit;
 mod routes;
 mod socket;

@@ -71,8 +71,13 @@ impl SessionPage {
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let url = self.inner.opener.process.browser.websocket_address().clone();
-        let client = Arc::new(FrameClient::connect(&url, self.frame_timeout()).await?);
+        let process = &self.inner.opener.process;
+        // A local browser is reached over its DevTools pipe alone (`pipe.rs`), a remote one over its endpoint.
+        let client = match process.link.get().and_then(crate::pipe::Link::attach) {
+            Some((out, answers)) => FrameClient::over(out, answers),
+            None => FrameClient::connect(process.browser.websocket_address(), self.frame_timeout()).await?,
+        };
+        let client = Arc::new(client);
         *slot = Some(client.clone());
         Ok(client)
     }

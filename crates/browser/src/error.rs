@@ -10,6 +10,8 @@ pub enum BrowserError {
     Launch(String),
     #[error("the browser instance is gone")]
     InstanceLost,
+    #[error("the browser does not answer; retry later")]
+    Unresponsive,
     #[error("DevTools command failed: {0}")]
     Cdp(String),
     #[error("DevTools command timed out: {0}")]
@@ -20,6 +22,9 @@ pub enum BrowserError {
     NavigationFailed { url: String, reason: String },
     #[error("navigation to {url} was blocked by policy: {reason}")]
     Blocked { url: String, reason: String },
+    /// The site answered an HTTP error status (`None`: Chromium did not say which).
+    #[error("opening {url} failed: the site answered {}", http_answer(*status))]
+    HttpStatus { url: String, status: Option<u16> },
     #[error("a session may have at most {0} tabs open; close one first")]
     TooManyTabs(usize),
     #[error("element not found: {0}")]
@@ -32,15 +37,25 @@ impl BrowserError {
     pub fn code(&self) -> ErrorCode {
         match self {
             BrowserError::NoCapacity => ErrorCode::NoInstancesAvailable,
-            BrowserError::Launch(_) | BrowserError::InstanceLost => ErrorCode::InstanceUnavailable,
+            BrowserError::Launch(_) | BrowserError::InstanceLost | BrowserError::Unresponsive => {
+                ErrorCode::InstanceUnavailable
+            }
             BrowserError::Cdp(_) | BrowserError::Timeout(_) => ErrorCode::InternalError,
             BrowserError::NavigationTimeout(_)
             | BrowserError::NavigationFailed { .. }
             | BrowserError::Blocked { .. } => ErrorCode::NavigationTimeout,
+            BrowserError::HttpStatus { .. } => ErrorCode::PageHttpError,
             BrowserError::ElementNotFound(_) => ErrorCode::ElementNotFound,
             BrowserError::TooManyTabs(_) => ErrorCode::InvalidParameter,
             BrowserError::PageCrash => ErrorCode::PageCrash,
         }
+    }
+}
+
+fn http_answer(status: Option<u16>) -> String {
+    match status {
+        Some(s) => format!("HTTP {s}"),
+        None => "with an HTTP error status".to_owned(),
     }
 }
 

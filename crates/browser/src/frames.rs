@@ -35,6 +35,7 @@ impl Drop for FrameClient {
 }
 
 impl FrameClient {
+    /// A client on a DevTools connection of its own (a remote browser's endpoint).
     pub async fn connect(ws_url: &str, timeout: Duration) -> Result<FrameClient, BrowserError> {
         let (ws, _) = tokio::time::timeout(timeout, tokio_tungstenite::connect_async(ws_url))
             .await
@@ -42,7 +43,7 @@ impl FrameClient {
             .map_err(|e| BrowserError::Cdp(format!("connecting to the browser for frames failed: {e}")))?;
         let (mut sink, mut stream) = ws.split();
         let (out, mut rx) = mpsc::unbounded_channel::<String>();
-        let pending: Pending = Arc::default();
+        let (answers_tx, answers) = mpsc::unbounded_channel::<String>();
         let writer = tokio::spawn(async move {
             while let Some(text) = rx.recv().await {
                 if sink.send(Message::text(text)).await.is_err() {
@@ -50,32 +51,42 @@ impl FrameClient {
                 }
             }
         });
-        let answers = pending.clone();
         let reader = tokio::spawn(async move {
             while let Some(Ok(msg)) = stream.next().await {
                 let Message::Text(text) = msg else { continue };
-                let Ok(v) = serde_json::from_str::<Value>(text.as_str()) else { continue };
+                if answers_tx.send(text.as_str().to_owned()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut client = Self::over(out, answers);
+        client.tasks.extend([writer, reader]);
+        Ok(client)
+    }
+
+    /// A client over `out` (commands) and `answers` (what the browser sends back): a local browser's
+    /// DevTools pipe, shared through its bridge (`pipe.rs`).
+    pub fn over(out: mpsc::UnboundedSender<String>, mut answers: mpsc::UnboundedReceiver<String>) -> FrameClient {
+        let pending: Pending = Arc::default();
+        let waiting = pending.clone();
+        let reader = tokio::spawn(async move {
+            while let Some(text) = answers.recv().await {
+                let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
                 let Some(id) = v.get("id").and_then(Value::as_u64) else { continue };
                 let reply = match v.get("error") {
                     Some(e) => Err(e.get("message").and_then(Value::as_str).unwrap_or("error").to_owned()),
                     None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
                 };
-                if let Some(tx) = answers.lock().ok().and_then(|mut p| p.remove(&id)) {
+                if let Some(tx) = waiting.lock().ok().and_then(|mut p| p.remove(&id)) {
                     let _ = tx.send(reply);
                 }
             }
             // The connection is gone: fail whatever waits.
-            if let Ok(mut p) = answers.lock() {
+            if let Ok(mut p) = waiting.lock() {
                 p.clear();
             }
         });
-        Ok(FrameClient {
-            out,
-            pending,
-            next: AtomicU64::new(1),
-            sessions: Default::default(),
-            tasks: vec![writer, reader],
-        })
+        FrameClient { out, pending, next: AtomicU64::new(1), sessions: Default::default(), tasks: vec![reader] }
     }
 
     /// Sends one command and waits for its answer.

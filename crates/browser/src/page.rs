@@ -4,20 +4,19 @@
 use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
 use crate::snapshot;
-use crate::tabs::{AbortOnDrop, Tab, TabOpener, Tabs};
+use crate::tabs::{AbortOnDrop, CrashFlag, Tab, TabOpener, Tabs};
 use crate::DomainPolicy;
 use crate::{input, scripts};
-use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams, NavigateParams};
+use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, TargetInfo};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
 use futures::StreamExt;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
-use webpilot_core::egress::navigable_url;
 use webpilot_core::geometry::PagePoint;
 
 /// What a click by text or index hit.
@@ -46,9 +45,9 @@ pub struct SessionPage {
 pub(crate) struct Inner {
     tabs: Mutex<Tabs>,
     pub(crate) opener: TabOpener,
-    policy: DomainPolicy,
-    cdp_timeout: Duration,
-    nav_timeout: Duration,
+    pub(crate) policy: DomainPolicy,
+    pub(crate) cdp_timeout: Duration,
+    pub(crate) nav_timeout: Duration,
     max_tabs: usize,
     /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
     popups: Mutex<Option<AbortOnDrop>>,
@@ -113,7 +112,7 @@ impl SessionPage {
     }
 
     /// The active tab's page and its crash flag.
-    fn active(&self) -> Result<(Page, Arc<AtomicBool>), BrowserError> {
+    pub(crate) fn active(&self) -> Result<(Page, CrashFlag), BrowserError> {
         let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
         let tab = tabs.list.get(tabs.active).ok_or(BrowserError::InstanceLost)?;
         Ok((tab.page.clone(), tab.crashed.clone()))
@@ -122,10 +121,19 @@ impl SessionPage {
     /// The active tab's page, or PAGE_CRASH when its renderer died (navigating it again revives it).
     pub(crate) fn page(&self) -> Result<Page, BrowserError> {
         let (page, crashed) = self.active()?;
-        if crashed.load(Ordering::SeqCst) {
+        if crashed.is_set() {
             return Err(BrowserError::PageCrash);
         }
         Ok(page)
+    }
+
+    /// Waits `duration`, or fails with PAGE_CRASH the moment the active tab's renderer dies.
+    pub async fn wait(&self, duration: Duration) -> Result<(), BrowserError> {
+        let (_, crashed) = self.active()?;
+        tokio::select! {
+            () = tokio::time::sleep(duration) => Ok(()),
+            () = crashed.crashed() => Err(BrowserError::PageCrash),
+        }
     }
 
     /// Evaluates a JavaScript expression and returns its JSON value (null for undefined).
@@ -144,65 +152,6 @@ impl SessionPage {
 
     pub(crate) async fn run_script(&self, body: &str, arg: Value) -> Result<Value, BrowserError> {
         self.eval(&scripts::with_arg(body, &arg)).await
-    }
-
-    /// NAVIGATION_TIMEOUT (the code for blocked navigation) when `url` is not a web page or the session
-    /// avoids its domain. Addresses are decided by the egress proxy when the browser connects.
-    fn check_allowed(&self, url: &str) -> Result<(), BrowserError> {
-        if let Err(reason) = navigable_url(url) {
-            return Err(BrowserError::Blocked { url: url.to_owned(), reason });
-        }
-        if self.inner.policy.blocks_url(url) {
-            return Err(BrowserError::NavigationFailed {
-                url: url.to_owned(),
-                reason: "the domain is in avoidDomains and is blocked; do not visit it".into(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Opens `url` in the active tab and waits for it to load. A load the egress proxy refused (the URL
-    /// itself, or where it redirected) is reported as blocked by policy.
-    pub async fn goto(&self, url: &str) -> Result<(), BrowserError> {
-        self.check_allowed(url)?;
-        let mark = self.inner.policy.denied_count();
-        let (page, crashed) = self.active()?;
-        let result = self.navigate(&page, crashed, url).await;
-        if self.inner.policy.denied_count() > mark {
-            // Where this tab ended up (a redirect); the active tab may be a popup by now.
-            let landed = within(self.inner.cdp_timeout, "tab url", page.url()).await.ok().flatten().unwrap_or_default();
-            let policy = &self.inner.policy;
-            let denial = policy.denial_of_url_since(mark, url).or_else(|| policy.denial_of_url_since(mark, &landed));
-            if let Some(d) = denial {
-                return Err(BrowserError::Blocked { url: url.to_owned(), reason: format!("{}: {}", d.host, d.reason) });
-            }
-        }
-        result
-    }
-
-    async fn navigate(&self, page: &Page, crashed: Arc<AtomicBool>, url: &str) -> Result<(), BrowserError> {
-        // A crashed tab may be navigated: that starts a new renderer.
-        crashed.store(false, Ordering::SeqCst);
-        let nav = async {
-            let res = page.execute(NavigateParams::new(url)).await?;
-            if let Some(err) = res.result.error_text.clone() {
-                return Err(BrowserError::NavigationFailed { url: url.to_owned(), reason: err });
-            }
-            Ok(())
-        };
-        let crash = async {
-            while !crashed.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
-        tokio::select! {
-            r = tokio::time::timeout(self.inner.nav_timeout, nav) => match r {
-                Err(_) | Ok(Err(BrowserError::Timeout(_))) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
-                Ok(r) => r?,
-            },
-            _ = crash => return Err(BrowserError::PageCrash),
-        }
-        self.wait_loaded().await
     }
 
     /// Goes back one entry in history.
@@ -358,7 +307,7 @@ impl SessionPage {
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let (pages, active) = {
             let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
-            let list = tabs.list.iter().map(|t| (t.page.clone(), t.crashed.load(Ordering::SeqCst)));
+            let list = tabs.list.iter().map(|t| (t.page.clone(), t.crashed.is_set()));
             (list.collect::<Vec<_>>(), tabs.active)
         };
         let mut out = Vec::with_capacity(pages.len());

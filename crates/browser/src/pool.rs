@@ -30,6 +30,18 @@ pub struct PoolStats {
     pub warm: usize,
     /// Chromium processes running now.
     pub processes: usize,
+    /// Of which not answering their ping (stopped, hung): while every one is, no session is started.
+    pub unresponsive: usize,
+}
+
+impl PoolStats {
+    /// Sessions that can be started now: none while every browser process is unresponsive.
+    pub fn free(&self) -> usize {
+        if self.processes > 0 && self.unresponsive == self.processes {
+            return 0;
+        }
+        self.capacity.saturating_sub(self.in_use)
+    }
 }
 
 #[derive(Clone)]
@@ -55,6 +67,11 @@ impl BrowserPool {
         // One slot per remote endpoint when there are any, else per local process.
         let count = if settings.endpoints.is_empty() { settings.processes.max(1) } else { settings.endpoints.len() };
         let slots = (0..count).map(|_| Mutex::new(None)).collect();
+        if settings.endpoints.is_empty() {
+            // Profiles a killed service left behind; the directory is read on a thread of its own.
+            let run_as = settings.run_as;
+            std::thread::spawn(move || crate::orphans::sweep(run_as));
+        }
         BrowserPool {
             inner: Arc::new(PoolInner {
                 permits: Arc::new(Semaphore::new(settings.max_sessions)),
@@ -77,6 +94,10 @@ impl BrowserPool {
     /// slot taken now (or `NoCapacity`) and a context prepared for it. A start that finds every free slot
     /// held by a warm context still being prepared waits for that one instead of failing.
     pub async fn lease(&self, avoid_domains: Vec<String>) -> Result<BrowserLease, BrowserError> {
+        let stats = self.stats();
+        if stats.processes > 0 && stats.unresponsive == stats.processes {
+            return Err(BrowserError::Unresponsive);
+        }
         self.start_refill();
         let warm = &self.inner.warm;
         loop {
@@ -195,13 +216,13 @@ impl BrowserPool {
     }
 
     pub fn stats(&self) -> PoolStats {
-        let processes = self
-            .inner
-            .slots
-            .iter()
-            .filter_map(|s| s.try_lock().ok())
-            .filter(|s| s.as_ref().is_some_and(|p| p.is_alive()))
-            .count();
+        let (mut processes, mut unresponsive) = (0, 0);
+        for slot in self.inner.slots.iter().filter_map(|s| s.try_lock().ok()) {
+            if let Some(p) = slot.as_ref().filter(|p| p.is_alive()) {
+                processes += 1;
+                unresponsive += usize::from(!p.is_responsive());
+            }
+        }
         let warm = &self.inner.warm;
         let ready = warm.ready();
         // Slots held by warm contexts (ready or being prepared) are free capacity.
@@ -211,6 +232,7 @@ impl BrowserPool {
             in_use: held.saturating_sub(ready + warm.preparing.load(Ordering::SeqCst)),
             warm: ready,
             processes,
+            unresponsive,
         }
     }
 

@@ -1,18 +1,26 @@
-//! One Chromium process: launched with its own profile directory (or, for a remote browser, connected to
-//! over its DevTools endpoint: `remote.rs`), its DevTools handler driven by an owned task. The handler
+//! One Chromium process: launched with its own profile directory and DevTools on a pipe only this process
+//! reaches (`launch.rs`, `pipe.rs`), or, for a remote browser, connected to over its DevTools endpoint
+//! (`remote.rs`); its DevTools handler driven by an owned task. The handler
 //! loop ends at its first error (a dead browser otherwise makes later calls hang, see crate-notes), which
 //! marks the process dead so the pool replaces (or reconnects) it.
 
 use crate::config::BrowserSettings;
 use crate::error::BrowserError;
-use chromiumoxide::browser::BrowserConfig;
 use chromiumoxide::handler::viewport::Viewport;
+use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::Browser;
 use futures::StreamExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
 use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
+
+/// What this service owns of a Chromium it launched: the child (killed when dropped) and the task
+/// bridging its DevTools pipe (whose end, when Chromium dies, marks the browser dead).
+struct Owned {
+    child: tokio::process::Child,
+    bridge: JoinHandle<()>,
+}
 
 /// Flags every instance gets: quiet on a closed network, no first-run work, no spare renderer, and no
 /// omnibox popup WebUI. Chromium 156 preloads that popup (`chrome://omnibox-popup.top-chrome/`) in a renderer
@@ -43,6 +51,9 @@ pub(crate) fn page_viewport() -> Viewport {
 pub(crate) struct BrowserProcess {
     pub browser: Browser,
     alive: Arc<AtomicBool>,
+    /// False while the browser does not answer a ping (`responsiveness`): stopped, hung or overloaded.
+    pub(crate) responsive: AtomicBool,
+    pinger: JoinHandle<()>,
     /// Contexts currently leased from this process.
     pub contexts: AtomicUsize,
     pub pid: Option<u32>,
@@ -53,6 +64,10 @@ pub(crate) struct BrowserProcess {
     killed: AtomicBool,
     /// For a remote browser: the addresses of its host, the only peers its contexts' egress proxies serve.
     pub remote_peers: Option<Arc<[std::net::IpAddr]>>,
+    /// The launched child and its DevTools bridge; none for a remote browser.
+    owned: std::sync::Mutex<Option<Owned>>,
+    /// How this process's frame clients share the DevTools pipe; none for a remote browser (they connect).
+    pub(crate) link: std::sync::OnceLock<crate::pipe::Link>,
     // Removed when the process is dropped (after Chromium is killed); none for a remote browser.
     _profile: Option<tempfile::TempDir>,
 }
@@ -60,10 +75,12 @@ pub(crate) struct BrowserProcess {
 impl BrowserProcess {
     pub async fn launch(settings: &BrowserSettings) -> Result<Arc<BrowserProcess>, BrowserError> {
         let profile = tempfile::Builder::new()
-            .prefix("webpilot-chromium-")
+            .prefix(crate::orphans::PROFILE_PREFIX)
             .tempdir()
             .map_err(|e| BrowserError::Launch(e.to_string()))?;
         write_preferences(profile.path()).map_err(|e| BrowserError::Launch(format!("profile preferences: {e}")))?;
+        // Who made it: a later start removes it should this process be killed before it can.
+        crate::orphans::claim(profile.path()).map_err(|e| BrowserError::Launch(format!("profile owner: {e}")))?;
         // Chromium's own temp files (its singleton socket directory among them) go inside the profile, which
         // is removed with the process: a killed Chromium cannot clean up after itself.
         let tmp = profile.path().join("tmp");
@@ -79,41 +96,62 @@ impl BrowserProcess {
         };
         let executable = launcher.as_ref().map_or(settings.executable.clone(), |d| d.path().join("chromium"));
         let home = profile.path().display().to_string();
-        let mut builder = BrowserConfig::builder()
-            .chrome_executable(&executable)
-            .env("HOME", home.clone())
-            .env("XDG_CONFIG_HOME", format!("{home}/.config"))
-            .env("XDG_CACHE_HOME", format!("{home}/.cache"))
-            .env("TMPDIR", tmp.display().to_string())
-            .respect_https_errors()
-            .new_headless_mode()
-            .user_data_dir(profile.path())
-            .launch_timeout(settings.launch_timeout)
-            .request_timeout(settings.cdp_timeout)
-            .window_size(FRAME_WIDTH, PAGE_HEIGHT)
-            .viewport(page_viewport());
-        // chromiumoxide writes `--` before each key itself and merges values of one key (its own
-        // `disable-features` with ours), so a flag goes in as `key` or `(key, value)`.
-        for flag in BASE_ARGS.iter().copied().chain(settings.extra_args.iter().map(String::as_str)) {
-            let flag = flag.trim_start_matches('-');
-            builder = match flag.split_once('=') {
-                Some(key_value) => builder.arg(key_value),
-                None => builder.arg(flag),
-            };
-        }
-        if settings.no_sandbox {
-            builder = builder.no_sandbox();
-        }
-        let config = builder.build().map_err(BrowserError::Launch)?;
-        let (mut browser, handler) = Browser::launch(config).await.map_err(|e| BrowserError::Launch(e.to_string()))?;
-        drop(launcher); // Chromium has exec'd; the script is no longer needed
-        let pid = browser.get_mut_child().and_then(|c| c.as_mut_inner().id());
+        let env = [
+            ("HOME", home.clone()),
+            ("XDG_CONFIG_HOME", format!("{home}/.config")),
+            ("XDG_CACHE_HOME", format!("{home}/.cache")),
+            ("TMPDIR", tmp.display().to_string()),
+        ]
+        .map(|(k, v)| (k.to_owned(), v));
+        let flags = BASE_ARGS.iter().copied().chain(settings.extra_args.iter().map(String::as_str));
+        let args = crate::launch::arguments(flags, profile.path(), settings.no_sandbox);
+        // DevTools goes over a pipe, never a port: only this process can reach the bridge (`pipe.rs`).
+        let (mut child, bridge) = crate::launch::spawn(&executable, &args, &env)
+            .await
+            .map_err(|e| BrowserError::Launch(format!("starting Chromium: {e}")))?;
+        let config = HandlerConfig {
+            ignore_https_errors: false,
+            request_timeout: settings.cdp_timeout,
+            viewport: Some(page_viewport()),
+            ..HandlerConfig::default()
+        };
+        let connected = crate::error::within(settings.launch_timeout, "connect to Chromium", async {
+            Browser::connect_with_config(bridge.url.clone(), config)
+                .await
+                .map_err(|e| BrowserError::Launch(e.to_string()))
+        })
+        .await;
+        let (browser, handler) = match connected {
+            Ok(pair) => pair,
+            Err(e) => {
+                let _ = child.start_kill();
+                return Err(BrowserError::Launch(format!("Chromium did not answer on its DevTools pipe: {e}")));
+            }
+        };
+        let pid = child.id();
         tracing::info!(pid = ?pid, "chromium started");
         let memory_cap = match (pid, settings.session_memory_mib) {
             (Some(pid), mib) if mib > 0 => Some(crate::memory::watch(pid, mib * 1024)),
             _ => None,
         };
-        Ok(Self::drive(browser, handler, pid, memory_cap, None, Some(profile)))
+        let process = Self::drive(browser, handler, pid, memory_cap, None, Some(profile));
+        let _ = process.link.set(bridge.link.clone());
+        if let Ok(mut owned) = process.owned.lock() {
+            *owned = Some(Owned { child, bridge: bridge.task });
+        }
+        // The handler is running: the first command proves Chromium answers on its pipe.
+        if let Err(e) =
+            crate::error::within(settings.launch_timeout, "browser version", process.browser.version()).await
+        {
+            if let Ok(Some(owned)) = process.owned.lock().as_deref_mut().map(Option::as_mut) {
+                tracing::warn!(exit = ?owned.child.try_wait(), "Chromium did not answer on its DevTools pipe");
+            }
+            process.kill();
+            return Err(BrowserError::Launch(format!("Chromium did not answer on its DevTools pipe: {e}")));
+        }
+        // Only now has the shell surely read the launcher script: Chromium answers.
+        drop(launcher);
+        Ok(process)
     }
 
     /// A process around a connected `browser`, its `handler` driven by a task of its own.
@@ -137,15 +175,19 @@ impl BrowserProcess {
             flag.store(false, Ordering::SeqCst);
             tracing::debug!("chromium handler loop ended");
         });
-        Arc::new(BrowserProcess {
+        Arc::new_cyclic(|me| BrowserProcess {
             browser,
             alive,
+            responsive: AtomicBool::new(true),
+            pinger: tokio::spawn(crate::ping::watch(me.clone())),
             contexts: AtomicUsize::new(0),
             pid,
             handler,
             memory_cap,
             killed: AtomicBool::new(false),
             remote_peers,
+            owned: std::sync::Mutex::new(None),
+            link: std::sync::OnceLock::new(),
             _profile: profile,
         })
     }
@@ -165,6 +207,11 @@ impl BrowserProcess {
             let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*p as i32), nix::sys::signal::SIGKILL);
         }
         pids
+    }
+
+    /// Whether the browser answered its last ping in time.
+    pub fn is_responsive(&self) -> bool {
+        self.responsive.load(Ordering::SeqCst)
     }
 
     pub fn is_alive(&self) -> bool {
@@ -190,8 +237,12 @@ impl Drop for BrowserProcess {
     fn drop(&mut self) {
         // The child was spawned with kill_on_drop; stopping the handler lets the Browser drop cleanly.
         self.handler.abort();
+        self.pinger.abort();
         if let Some(w) = &self.memory_cap {
             w.abort();
+        }
+        if let Ok(Some(owned)) = self.owned.get_mut() {
+            owned.bridge.abort();
         }
         // Chromium's helpers may still write to the profile for a moment after it is killed, and the TempDir's
         // own removal gives up at the first error: try again until it is gone.

@@ -9,9 +9,9 @@ use chromiumoxide::cdp::browser_protocol::page::{EventJavascriptDialogOpening, H
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::Page;
 use futures::StreamExt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// Aborts a background task when dropped.
@@ -23,9 +23,40 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Whether a tab's renderer has died since it was last navigated; set by the tab's crash watch the moment
+/// Chromium reports it, so whatever waits on the tab ends at once.
+#[derive(Clone)]
+pub(crate) struct CrashFlag(Arc<watch::Sender<bool>>);
+
+impl CrashFlag {
+    fn new() -> Self {
+        CrashFlag(Arc::new(watch::Sender::new(false)))
+    }
+
+    pub fn is_set(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    fn set(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// A crashed tab may be navigated again: that starts a new renderer.
+    pub fn clear(&self) {
+        self.0.send_replace(false);
+    }
+
+    /// Resolves once the tab has crashed (at once if it has).
+    pub async fn crashed(&self) {
+        let mut rx = self.0.subscribe();
+        // The sender lives as long as `self`, so this only ends when the flag is set.
+        let _ = rx.wait_for(|c| *c).await;
+    }
+}
+
 pub(crate) struct Tab {
     pub page: Page,
-    pub crashed: Arc<AtomicBool>,
+    pub crashed: CrashFlag,
     _watch: AbortOnDrop,
     _dialogs: AbortOnDrop,
 }
@@ -33,13 +64,14 @@ pub(crate) struct Tab {
 impl Tab {
     /// Wraps a fresh page with a watch for renderer crashes and an answerer of its dialogs.
     pub async fn prepare(page: Page, timeout: Duration) -> Result<Tab, BrowserError> {
-        let crashed = Arc::new(AtomicBool::new(false));
+        let crashed = CrashFlag::new();
         let mut crashes = within(timeout, "listen for crashes", page.event_listener::<EventTargetCrashed>()).await?;
         let flag = crashed.clone();
+        // Every crash, also of a renderer started by navigating the crashed tab again.
         let watcher = tokio::spawn(async move {
-            if crashes.next().await.is_some() {
+            while crashes.next().await.is_some() {
                 tracing::warn!("a page crashed");
-                flag.store(true, Ordering::SeqCst);
+                flag.set();
             }
         });
         let dialogs = answer_dialogs(&page, timeout).await?;

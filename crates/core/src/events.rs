@@ -5,25 +5,27 @@ use crate::error::ErrorCode;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-/// The result data object of a completed task (spec: Result data object).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The result data object of a completed task (spec: Result data object). Fields in the alphabetical
+/// order the responses have always had.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ResultData {
-    pub message: String,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub total_tokens: u64,
     /// Seconds.
     pub completion_time: f64,
+    pub completion_tokens: u64,
+    pub message: String,
     /// The structured answer of a task with an outputSchema.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    pub prompt_tokens: u64,
     /// What a replay (`replayOf`) did: `{of, steps, replayed, tokensSaved, handedOverAt?}`.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
     pub replay: Option<Value>,
+    pub total_tokens: u64,
 }
 
 /// A guardrail: the agent needs a human's input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Guardrail {
     #[serde(rename = "type")]
     pub kind: String,

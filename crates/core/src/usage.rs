@@ -74,16 +74,17 @@ impl Usage {
     }
 }
 
-/// The spec's Usage object, as serialised.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// The spec's Usage object, as serialised (fields in the alphabetical order responses have always had).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = Usage)]
 pub struct UsageView {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
     /// Seconds.
     pub compute_time: f64,
     /// USD.
     pub cost: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
 }
 
 #[cfg(test)]

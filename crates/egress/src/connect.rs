@@ -2,21 +2,12 @@
 //! egress decision, and only an allowed address is connected to — the one that was checked, so a DNS
 //! answer that changes between check and use (rebinding) cannot reach a private address.
 
-use crate::policy::DomainPolicy;
+use crate::policy::{DomainPolicy, EgressFailure};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 use tokio::net::TcpStream;
 use webpilot_core::egress::{decide, decide_host, AllowEntry, Decision, DenyReason, SessionPolicy};
 use webpilot_core::policy::canonical_host;
-
-/// Why no connection was opened.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// The policy refused the destination; nothing was sent to it.
-    Denied(DenyReason),
-    /// The destination was allowed but could not be reached.
-    Unreachable(String),
-}
 
 /// What one session's proxy connects with.
 pub(crate) struct Connector {
@@ -26,27 +17,38 @@ pub(crate) struct Connector {
 }
 
 impl Connector {
-    /// Opens a TCP connection to `host:port` if the session's policy allows it, logging a refusal.
-    pub async fn open(&self, host: &str, port: u16) -> Result<TcpStream, Refusal> {
+    /// Opens a TCP connection to `host:port` if the session's policy allows it, logging why not.
+    pub async fn open(&self, host: &str, port: u16) -> Result<TcpStream, EgressFailure> {
         let result = self.try_open(host, port).await;
-        if let Err(Refusal::Denied(reason)) = &result {
+        if let Err(failure) = &result {
             let shown = canonical_host(host).unwrap_or_else(|| "(invalid)".to_owned());
-            tracing::info!(host = %shown, port, reason = %reason, "egress refused");
-            self.policy.record_denial(&shown, port, reason.clone());
+            match failure {
+                EgressFailure::Denied(reason) => {
+                    tracing::info!(host = %shown, port, reason = %reason, "egress refused")
+                }
+                other => tracing::info!(host = %shown, port, failure = ?other, "egress destination not reached"),
+            }
+            self.policy.record_failure(&shown, port, failure.clone());
         }
         result
     }
 
-    async fn try_open(&self, host: &str, port: u16) -> Result<TcpStream, Refusal> {
+    /// Logs a failure met after the connection was opened (the site did not answer).
+    pub fn record(&self, host: &str, port: u16, failure: EgressFailure) {
+        let shown = canonical_host(host).unwrap_or_else(|| "(invalid)".to_owned());
+        self.policy.record_failure(&shown, port, failure);
+    }
+
+    async fn try_open(&self, host: &str, port: u16) -> Result<TcpStream, EgressFailure> {
         let avoid = self.policy.domains();
         let policy = SessionPolicy { allow: &self.allow, avoid: &avoid };
         if let Some(deny) = decide_host(host, policy) {
-            return Err(Refusal::Denied(deny));
+            return Err(EgressFailure::Denied(deny));
         }
-        let canonical = canonical_host(host).ok_or(Refusal::Denied(DenyReason::BadHost))?;
+        let canonical = canonical_host(host).ok_or(EgressFailure::Denied(DenyReason::BadHost))?;
         let addrs = tokio::time::timeout(self.timeout, resolve(&canonical, port))
             .await
-            .map_err(|_| Refusal::Unreachable(format!("resolving {canonical} timed out")))??;
+            .map_err(|_| EgressFailure::Unresolved)??;
         let mut denied = None;
         let mut last_error = None;
         for addr in addrs {
@@ -56,30 +58,34 @@ impl Connector {
                 }
                 Decision::Allow => match tokio::time::timeout(self.timeout, TcpStream::connect((addr, port))).await {
                     Ok(Ok(stream)) => return Ok(stream),
-                    Ok(Err(e)) => last_error = Some(e.to_string()),
-                    Err(_) => last_error = Some("connecting timed out".to_owned()),
+                    Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        last_error = Some(EgressFailure::Refused)
+                    }
+                    Ok(Err(e)) => last_error = Some(EgressFailure::Unreachable(e.to_string())),
+                    Err(_) => last_error = Some(EgressFailure::Unreachable("connecting timed out".to_owned())),
                 },
             }
         }
         match (last_error, denied) {
-            (Some(e), _) => Err(Refusal::Unreachable(e)),
-            (None, Some(reason)) => Err(Refusal::Denied(reason)),
-            (None, None) => Err(Refusal::Unreachable(format!("{canonical} has no address"))),
+            (Some(e), _) => Err(e),
+            (None, Some(reason)) => Err(EgressFailure::Denied(reason)),
+            (None, None) => Err(EgressFailure::Unresolved),
         }
     }
 }
 
 /// The addresses of a canonical host: an IP literal is itself; `localhost` and `*.localhost` are
 /// loopback, as in Chromium (RFC 6761), without asking DNS; anything else is resolved by the system.
-async fn resolve(host: &str, port: u16) -> Result<Vec<IpAddr>, Refusal> {
+async fn resolve(host: &str, port: u16) -> Result<Vec<IpAddr>, EgressFailure> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![ip]);
     }
     if host == "localhost" || host.ends_with(".localhost") {
         return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)]);
     }
-    let found = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| Refusal::Unreachable(format!("resolving {host} failed: {e}")))?;
+    let found = tokio::net::lookup_host((host, port)).await.map_err(|e| {
+        tracing::debug!(error = %e, "resolving a host failed");
+        EgressFailure::Unresolved
+    })?;
     Ok(found.map(|a| a.ip()).collect())
 }

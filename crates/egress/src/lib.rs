@@ -7,5 +7,5 @@ mod connect;
 mod policy;
 mod proxy;
 
-pub use policy::{Denial, DomainPolicy};
+pub use policy::{Denial, DomainPolicy, EgressFailure, Failure};
 pub use proxy::{EgressProxy, ProxyListen, EGRESS_DENIED_HEADER};

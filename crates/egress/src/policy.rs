@@ -1,15 +1,61 @@
 //! A session's side of the egress decision: the avoidDomains it currently has (set per task) and a log
-//! of what the proxy refused, which navigation reads to tell "blocked by policy" from a network error.
+//! of the destinations the proxy did not connect to and why (refused by the policy, not resolved, refused
+//! by the host, unreachable), which navigation reads to name a failed load for what it was.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
 use webpilot_core::egress::DenyReason;
 use webpilot_core::policy::{is_blocked, url_host};
 
-/// Refusals kept per session (older ones are dropped; the count keeps going).
-const KEPT_DENIALS: usize = 64;
+/// Failures kept per session (older ones are dropped; the count keeps going).
+const KEPT_FAILURES: usize = 64;
 
-/// One refused connection.
+/// Why the proxy opened no connection to a destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EgressFailure {
+    /// The egress policy refused it; nothing was sent to it.
+    Denied(DenyReason),
+    /// The host name did not resolve.
+    Unresolved,
+    /// The host refused the connection.
+    Refused,
+    /// Any other network failure (a timeout, no route, no answer), as the system put it.
+    Unreachable(String),
+}
+
+impl EgressFailure {
+    /// The value of the proxy's `x-webpilot-egress` header on its own answer for this failure.
+    pub fn header_value(&self) -> &'static str {
+        match self {
+            EgressFailure::Denied(_) => "denied",
+            EgressFailure::Unresolved => "unresolved",
+            EgressFailure::Refused => "refused",
+            EgressFailure::Unreachable(_) => "unreachable",
+        }
+    }
+
+    /// What happened, for a person: `could not resolve example.invalid`.
+    pub fn describe(&self, host: &str, port: u16) -> String {
+        match self {
+            EgressFailure::Denied(reason) => format!("{host}: {reason}"),
+            EgressFailure::Unresolved => format!("could not resolve {host}"),
+            EgressFailure::Refused => format!("the connection to {host}:{port} was refused"),
+            EgressFailure::Unreachable(why) => format!("{host}:{port} could not be reached: {why}"),
+        }
+    }
+}
+
+/// One destination the proxy did not connect to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// Sequence number (1 for the session's first failure).
+    pub seq: u64,
+    pub host: String,
+    pub port: u16,
+    pub failure: EgressFailure,
+}
+
+/// One connection refused by the policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
     /// Sequence number (1 for the session's first refusal).
@@ -29,7 +75,16 @@ pub struct DomainPolicy {
 #[derive(Default, Debug)]
 struct Inner {
     avoid: RwLock<Vec<String>>,
-    denials: Mutex<(u64, VecDeque<Denial>)>,
+    log: Mutex<Log>,
+}
+
+#[derive(Default, Debug)]
+struct Log {
+    /// Failures so far (the last one's `seq`).
+    count: u64,
+    /// Of which refused by the policy.
+    denied: u64,
+    kept: VecDeque<Failure>,
 }
 
 impl DomainPolicy {
@@ -60,27 +115,59 @@ impl DomainPolicy {
 
     /// Records a refusal made by the egress proxy.
     pub fn record_denial(&self, host: &str, port: u16, reason: DenyReason) {
-        if let Ok(mut guard) = self.inner.denials.lock() {
-            let (count, log) = &mut *guard;
-            *count += 1;
-            if log.len() == KEPT_DENIALS {
-                log.pop_front();
+        self.record_failure(host, port, EgressFailure::Denied(reason));
+    }
+
+    /// Records a destination the egress proxy did not connect to (`host` canonical).
+    pub fn record_failure(&self, host: &str, port: u16, failure: EgressFailure) {
+        if let Ok(mut log) = self.inner.log.lock() {
+            log.count += 1;
+            if matches!(failure, EgressFailure::Denied(_)) {
+                log.denied += 1;
             }
-            log.push_back(Denial { seq: *count, host: host.to_owned(), port, reason });
+            if log.kept.len() == KEPT_FAILURES {
+                log.kept.pop_front();
+            }
+            let seq = log.count;
+            log.kept.push_back(Failure { seq, host: host.to_owned(), port, failure });
         }
     }
 
-    /// Connections refused so far.
+    /// Connections refused by the policy so far.
     pub fn denied_count(&self) -> u64 {
-        self.inner.denials.lock().map(|g| g.0).unwrap_or(0)
+        self.inner.log.lock().map(|g| g.denied).unwrap_or(0)
     }
 
-    /// The first refusal after `since` (a [`denied_count`](Self::denied_count) taken earlier) of
+    /// Failures of any kind so far: the mark for [`failure_since`](Self::failure_since).
+    pub fn failure_count(&self) -> u64 {
+        self.inner.log.lock().map(|g| g.count).unwrap_or(0)
+    }
+
+    /// The first failure after `since` (a [`failure_count`](Self::failure_count) taken earlier) of
+    /// `host:port`.
+    pub fn failure_since(&self, since: u64, host: &str, port: u16) -> Option<Failure> {
+        let host = webpilot_core::policy::canonical_host(host)?;
+        let log = self.inner.log.lock().ok()?;
+        log.kept.iter().find(|f| f.seq > since && f.host == host && f.port == port).cloned()
+    }
+
+    /// The first failure after `since` of the host and port of `url`.
+    pub fn failure_of_url_since(&self, since: u64, url: &str) -> Option<Failure> {
+        let u = url::Url::parse(url).ok()?;
+        self.failure_since(since, u.host_str()?, u.port_or_known_default()?)
+    }
+
+    /// The first refusal by the policy after `since` (a [`failure_count`](Self::failure_count)) of
     /// `host:port`.
     pub fn denial_since(&self, since: u64, host: &str, port: u16) -> Option<Denial> {
         let host = webpilot_core::policy::canonical_host(host)?;
-        let guard = self.inner.denials.lock().ok()?;
-        guard.1.iter().find(|d| d.seq > since && d.host == host && d.port == port).cloned()
+        let log = self.inner.log.lock().ok()?;
+        log.kept.iter().find_map(|f| match &f.failure {
+            EgressFailure::Denied(reason) if f.seq > since && f.host == host && f.port == port => {
+                Some(Denial { seq: f.seq, host: f.host.clone(), port, reason: reason.clone() })
+            }
+            _ => None,
+        })
     }
 
     /// The first refusal after `since` of the host and port of `url`.

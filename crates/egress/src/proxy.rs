@@ -3,8 +3,8 @@
 //! listens on 127.0.0.1 on a port of its own (or, for a remote browser, on an address that browser's host
 //! reaches, accepting that host alone) and stops, with every connection it carries, when dropped.
 
-use crate::connect::{Connector, Refusal};
-use crate::policy::DomainPolicy;
+use crate::connect::Connector;
+use crate::policy::{DomainPolicy, EgressFailure};
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
@@ -20,7 +20,8 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use webpilot_core::egress::AllowEntry;
 
-/// Response header on a refusal, so a page load can be told apart from the site's own 403.
+/// Response header on the proxy's own error answers (`denied`, `unresolved`, `refused`, `unreachable`), so
+/// they can be told apart from the site's own 403 or 502.
 pub const EGRESS_DENIED_HEADER: &str = "x-webpilot-egress";
 
 type ProxyBody = BoxBody<Bytes, hyper::Error>;
@@ -146,7 +147,7 @@ async fn tunnel(req: Request<Incoming>, connector: &Connector, cancel: Cancellat
     let port = authority.port_u16().unwrap_or(443);
     let mut upstream = match connector.open(authority.host(), port).await {
         Ok(s) => s,
-        Err(r) => return refusal(r),
+        Err(f) => return refusal(&f, authority.host(), port),
     };
     tokio::spawn(async move {
         let upgraded = match hyper::upgrade::on(req).await {
@@ -171,11 +172,16 @@ async fn forward(mut req: Request<Incoming>, connector: &Connector, cancel: Canc
     let port = uri.port_u16().unwrap_or(80);
     let upstream = match connector.open(host, port).await {
         Ok(s) => s,
-        Err(r) => return refusal(r),
+        Err(f) => return refusal(&f, host, port),
+    };
+    let no_answer = |e: hyper::Error| {
+        let failure = EgressFailure::Unreachable(format!("the site did not answer: {e}"));
+        connector.record(host, port, failure.clone());
+        refusal(&failure, host, port)
     };
     let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(upstream)).await {
         Ok(pair) => pair,
-        Err(e) => return text(StatusCode::BAD_GATEWAY, format!("the site did not answer: {e}")),
+        Err(e) => return no_answer(e),
     };
     tokio::spawn(async move {
         tokio::select! {
@@ -192,20 +198,22 @@ async fn forward(mut req: Request<Incoming>, connector: &Connector, cancel: Canc
     req.headers_mut().remove("proxy-authorization");
     match sender.send_request(req).await {
         Ok(resp) => resp.map(BodyExt::boxed),
-        Err(e) => text(StatusCode::BAD_GATEWAY, format!("the site did not answer: {e}")),
+        Err(e) => no_answer(e),
     }
 }
 
-fn refusal(r: Refusal) -> Response<ProxyBody> {
-    match r {
-        Refusal::Denied(reason) => {
-            let mut resp =
-                text(StatusCode::FORBIDDEN, format!("webpilot blocked this request by its egress policy: {reason}"));
-            resp.headers_mut().insert(EGRESS_DENIED_HEADER, HeaderValue::from_static("denied"));
-            resp
+/// The proxy's own answer for a destination it did not connect to, saying which case it was in the
+/// `x-webpilot-egress` header (the session's log has it too, for https, whose CONNECT answer Chromium
+/// does not show).
+fn refusal(failure: &EgressFailure, host: &str, port: u16) -> Response<ProxyBody> {
+    let mut resp = match failure {
+        EgressFailure::Denied(reason) => {
+            text(StatusCode::FORBIDDEN, format!("webpilot blocked this request by its egress policy: {reason}"))
         }
-        Refusal::Unreachable(e) => text(StatusCode::BAD_GATEWAY, format!("the site could not be reached: {e}")),
-    }
+        other => text(StatusCode::BAD_GATEWAY, format!("webpilot: {}", other.describe(host, port))),
+    };
+    resp.headers_mut().insert(EGRESS_DENIED_HEADER, HeaderValue::from_static(failure.header_value()));
+    resp
 }
 
 fn text(status: StatusCode, body: String) -> Response<ProxyBody> {

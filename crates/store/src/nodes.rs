@@ -4,7 +4,7 @@
 //! so the nodes' own clocks may drift apart.
 
 use crate::{now_ms, Result, Store};
-use webpilot_core::{ErrorCode, SessionId};
+use webpilot_core::{ErrorCode, SessionId, UserId};
 
 /// A node as registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,28 +166,41 @@ pub(crate) async fn end_work_of(
     now: i64,
 ) -> Result<(u64, Vec<String>)> {
     let unowned = i64::from(unowned_too);
-    let tasks = sqlx::query(
+    let failed: Vec<(String, String, String)> = sqlx::query_as(
         "UPDATE tasks SET status = 'failed', error = $1, code = $2, guardrail = NULL, completed_at = $3
          WHERE status IN ('running', 'guardrail')
-           AND session_id IN (SELECT id FROM sessions WHERE node_id = $4 OR ($5 = 1 AND node_id IS NULL))",
+           AND session_id IN (SELECT id FROM sessions WHERE node_id = $4 OR ($5 = 1 AND node_id IS NULL))
+         RETURNING id, session_id, user_id",
     )
     .bind(error)
     .bind(code.as_str())
     .bind(now)
     .bind(node)
     .bind(unowned)
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    let sessions: Vec<String> = sqlx::query_scalar(
+    .fetch_all(&mut *tx)
+    .await?;
+    let ended: Vec<(String, String)> = sqlx::query_as(
         "UPDATE sessions SET state = 'terminated', ended_at = $1, end_reason = 'instance_lost'
-         WHERE ended_at IS NULL AND (node_id = $2 OR ($3 = 1 AND node_id IS NULL)) RETURNING id",
+         WHERE ended_at IS NULL AND (node_id = $2 OR ($3 = 1 AND node_id IS NULL)) RETURNING id, user_id",
     )
     .bind(now)
     .bind(node)
     .bind(unowned)
     .fetch_all(&mut *tx)
     .await?;
+    // Their owners' webhooks hear of it in the same transaction, as for work that ends normally.
+    for (task, session, user) in &failed {
+        let data = serde_json::json!({
+            "type": "error", "taskId": task, "sessionId": session, "error": error, "code": code.as_str()
+        });
+        crate::webhooks::enqueue(tx, &UserId::from_string(user.clone()), "task.failed", &data).await?;
+    }
+    for (session, user) in &ended {
+        let data = serde_json::json!({ "sessionId": session, "reason": "instance_lost", "cost": 0.0 });
+        crate::webhooks::enqueue(tx, &UserId::from_string(user.clone()), "session.ended", &data).await?;
+    }
+    let tasks = failed.len() as u64;
+    let sessions = ended.into_iter().map(|(id, _)| id).collect();
     sqlx::query("DELETE FROM claims WHERE node_id = $1").bind(node).execute(&mut *tx).await?;
     Ok((tasks, sessions))
 }

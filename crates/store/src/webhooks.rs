@@ -97,7 +97,8 @@ struct DueRow {
 }
 
 impl Store {
-    /// Registers an endpoint of `user` with its signing `secret`.
+    /// Registers an endpoint of `user` with its signing `secret`, unless `user` has `max` already (None).
+    /// Counted under a lock on the user's row, so concurrent registrations cannot pass the cap.
     pub async fn create_webhook(
         &self,
         user: &UserId,
@@ -105,7 +106,8 @@ impl Store {
         events: &[String],
         description: Option<&str>,
         secret: &str,
-    ) -> Result<WebhookRecord> {
+        max: i64,
+    ) -> Result<Option<WebhookRecord>> {
         let record = WebhookRecord {
             id: format!("wh_{}", uuid::Uuid::new_v4().simple()),
             url: url.to_owned(),
@@ -113,20 +115,38 @@ impl Store {
             description: description.map(str::to_owned),
             created_at: now_ms(),
         };
-        sqlx::query(
-            "INSERT INTO webhooks (id, user_id, url, events, description, secret, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(&record.id)
-        .bind(user.as_str())
-        .bind(url)
-        .bind(events.join(","))
-        .bind(description)
-        .bind(secret)
-        .bind(record.created_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(record)
+        retry::on_busy("register a webhook", || async {
+            let mut tx = self.pool.begin().await?;
+            sqlx::query("UPDATE users SET balance_micros = balance_micros WHERE id = $1")
+                .bind(user.as_str())
+                .execute(&mut *tx)
+                .await?;
+            let count: i64 =
+                sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE user_id = $1 AND deleted_at IS NULL")
+                    .bind(user.as_str())
+                    .fetch_one(&mut *tx)
+                    .await?;
+            if count >= max {
+                tx.rollback().await?;
+                return Ok(None);
+            }
+            sqlx::query(
+                "INSERT INTO webhooks (id, user_id, url, events, description, secret, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(&record.id)
+            .bind(user.as_str())
+            .bind(url)
+            .bind(events.join(","))
+            .bind(description)
+            .bind(secret)
+            .bind(record.created_at)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(Some(record.clone()))
+        })
+        .await
     }
 
     /// `user`'s endpoints, oldest first.
@@ -374,9 +394,12 @@ mod tests {
     async fn messages_are_queued_per_subscribed_endpoint_and_claimed_once() {
         let (s, _d) = store().await;
         let u = s.create_user("w", 1_000).await.unwrap();
-        let all = s.create_webhook(&u.id, "https://a.example/", &[], None, "whsec_a").await.unwrap();
+        let all =
+            s.create_webhook(&u.id, "https://a.example/", &[], None, "whsec_a", 10).await.unwrap().expect("registered");
         let ended = ["session.ended".to_owned()];
-        s.create_webhook(&u.id, "https://b.example/", &ended, Some("b"), "whsec_b").await.unwrap();
+        s.create_webhook(&u.id, "https://b.example/", &ended, Some("b"), "whsec_b", 2).await.unwrap().expect("second");
+        let third = s.create_webhook(&u.id, "https://c.example/", &[], None, "whsec_c", 2).await.unwrap();
+        assert!(third.is_none(), "at the cap");
         s.enqueue_webhook_event(&u.id, "task.guardrail", &serde_json::json!({"taskId": "t"})).await.unwrap();
         let first = s.claim_webhook_messages(60_000, 10).await.unwrap();
         assert_eq!(first.len(), 1, "only the endpoint subscribed to every event");
@@ -399,5 +422,20 @@ mod tests {
         assert_eq!(rotated[0].secrets, vec!["whsec_new".to_owned(), "whsec_a".to_owned()]);
         assert!(s.delete_webhook(&u.id, &all.id).await.unwrap());
         assert_eq!(s.list_webhooks(&u.id).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn work_ended_by_recovery_is_announced_too() {
+        let (s, _d) = store().await;
+        let u = s.create_user("w", 1_000).await.unwrap();
+        s.create_webhook(&u.id, "https://a.example/", &[], None, "whsec_a", 10).await.unwrap().expect("registered");
+        let session = webpilot_core::SessionId::new();
+        s.insert_session(&session, &u.id, "active", "{}", "node_a").await.unwrap();
+        s.insert_task(&webpilot_core::TaskId::new(), &session, &u.id, "t").await.unwrap();
+        s.recover_interrupted("node_a").await.unwrap();
+        let mut types: Vec<String> =
+            s.claim_webhook_messages(60_000, 10).await.unwrap().into_iter().map(|m| m.event_type).collect();
+        types.sort();
+        assert_eq!(types, vec!["session.ended".to_owned(), "task.failed".to_owned()]);
     }
 }

@@ -151,7 +151,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 format!("Closed tab {index}.")
             }
             Action::Wait { seconds } => {
-                tokio::time::sleep(Duration::from_secs_f64(*seconds)).await;
+                page.wait(Duration::from_secs_f64(*seconds)).await?;
                 format!("Waited {seconds} s.")
             }
             Action::Extract => {

@@ -102,10 +102,7 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             ctx.events.action("navigate", json!({ "url": url, "status": status }));
             // An error page is not the page asked for: the step failed, whatever the page shows.
             if let Some(status) = status.filter(|s| *s >= 400) {
-                return Err(AgentError::new(
-                    ErrorCode::PageHttpError,
-                    format!("opening {url} failed: the site answered HTTP {status}"),
-                ));
+                return Err(BrowserError::HttpStatus { url: url.clone(), status: Some(status) }.into());
             }
         }
         Step::Back => {
@@ -132,12 +129,8 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             ctx.events.action("scroll", json!({ "dy": dy, "scrollY": y }));
         }
         Step::Wait(ms) => {
-            control
-                .act(async {
-                    tokio::time::sleep(Duration::from_millis(*ms)).await;
-                    Ok::<_, AgentError>(())
-                })
-                .await?;
+            // Ends at once, with PAGE_CRASH, when the page's renderer dies meanwhile.
+            control.act(page.wait(Duration::from_millis(*ms))).await?;
             ctx.events.action("wait", json!({ "ms": ms }));
         }
         Step::WaitForText(text) => {

@@ -3,10 +3,13 @@
 //! including a client that disconnects mid-request (its future, or stream, is dropped).
 
 use super::openai::error_body;
+use super::openai::OpenAiErrorBody;
 use super::rate_limited;
 use crate::auth::AuthUser;
 use crate::body::parse_json;
 use crate::error::ErrorResponse;
+use crate::openapi::requests::ChatCompletionRequest;
+use crate::openapi::OPENAI;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
@@ -14,10 +17,12 @@ use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use utoipa::ToSchema;
 use webpilot_core::chat::ChatRequest;
 use webpilot_core::usage::micros_to_usd;
 use webpilot_core::{ApiError, ErrorCode, SessionId};
@@ -27,6 +32,25 @@ use webpilot_store::User;
 /// Extra wait beyond the task's maxDuration, for the outcome to be recorded.
 const WAIT_SLACK: Duration = Duration::from_secs(10);
 
+/// Runs one task in a new session, OpenAI-style; with `stream: true` the answer is Server-Sent Events
+/// (`data: <chunk>` lines, then `data: [DONE]`).
+#[utoipa::path(post, path = "/v1/chat/completions", operation_id = "chatCompletions", tag = OPENAI, security(("apiKey" = [])),
+    request_body(content = ChatCompletionRequest),
+    responses(
+        (status = 200, description = "The completion; with `stream: true`, `text/event-stream` chunks (`chat.completion.chunk`)",
+            content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "`INVALID_PARAMS`, `MISSING_REQUIRED_FIELD`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`; \
+            a guardrail answers 400 with `{error: {message, type: guardrail_error, code: guardrail_triggered}}`", body = OpenAiErrorBody),
+        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = OpenAiErrorBody),
+        (status = 402, description = "`INSUFFICIENT_BALANCE`", body = OpenAiErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = OpenAiErrorBody),
+        (status = 404, description = "`MODEL_NOT_FOUND`", body = OpenAiErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = OpenAiErrorBody),
+        (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = OpenAiErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = OpenAiErrorBody),
+        (status = 502, description = "The task failed: the code is the task's (e.g. `NAVIGATION_TIMEOUT`)", body = OpenAiErrorBody),
+        (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = OpenAiErrorBody),
+    ))]
 pub async fn completions(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -136,29 +160,77 @@ fn failure_error(message: &str, code: &str) -> Value {
     error_body(StatusCode::BAD_GATEWAY, &format!("the task failed: {message}"), code)
 }
 
-fn svc(meta: &Meta, cost: f64) -> Value {
-    json!({ "sessionId": meta.session_id, "taskId": meta.task_id, "cost": cost })
+/// Body of a non-streaming chat completion.
+#[derive(Serialize, ToSchema)]
+pub struct ChatCompletion {
+    choices: Vec<Choice>,
+    /// Unix time (s).
+    created: u64,
+    id: String,
+    model: String,
+    /// `chat.completion`.
+    object: &'static str,
+    svc: Svc,
+    usage: ChatUsage,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Choice {
+    /// `stop`.
+    finish_reason: &'static str,
+    index: u32,
+    message: AssistantMessage,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct AssistantMessage {
+    content: String,
+    /// `assistant`.
+    role: &'static str,
+}
+
+/// Token usage in OpenAI's names.
+#[derive(Serialize, ToSchema)]
+pub struct ChatUsage {
+    completion_tokens: u64,
+    prompt_tokens: u64,
+    total_tokens: u64,
+}
+
+impl ChatUsage {
+    fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
+        ChatUsage { completion_tokens, prompt_tokens, total_tokens: prompt_tokens + completion_tokens }
+    }
+}
+
+/// The service's metadata: the session and task that ran, and the cost (USD).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Svc {
+    cost: f64,
+    session_id: String,
+    task_id: String,
+}
+
+fn svc(meta: &Meta, cost: f64) -> Svc {
+    Svc { cost, session_id: meta.session_id.clone(), task_id: meta.task_id.clone() }
 }
 
 fn json_response(meta: &Meta, outcome: Outcome) -> Response {
     match outcome {
-        Outcome::Complete { content, prompt_tokens, completion_tokens, cost } => Json(json!({
-            "id": meta.id,
-            "object": "chat.completion",
-            "created": meta.created,
-            "model": meta.model,
-            "choices": [{
-                "index": 0,
-                "message": { "role": "assistant", "content": content },
-                "finish_reason": "stop",
+        Outcome::Complete { content, prompt_tokens, completion_tokens, cost } => Json(ChatCompletion {
+            choices: vec![Choice {
+                finish_reason: "stop",
+                index: 0,
+                message: AssistantMessage { content, role: "assistant" },
             }],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-            "svc": svc(meta, cost),
-        }))
+            created: meta.created,
+            id: meta.id.clone(),
+            model: meta.model.clone(),
+            object: "chat.completion",
+            svc: svc(meta, cost),
+            usage: ChatUsage::new(prompt_tokens, completion_tokens),
+        })
         .into_response(),
         Outcome::Guardrail { value } => (StatusCode::BAD_REQUEST, Json(guardrail_error(&value))).into_response(),
         Outcome::Failed { message, code } => {
@@ -191,12 +263,8 @@ fn closing_events(meta: &Meta, outcome: Outcome) -> Bytes {
         Outcome::Complete { content, prompt_tokens, completion_tokens, cost } => {
             out.push_str(&sse(&chunk(meta, json!({ "content": content }), None)));
             let mut last = chunk(meta, json!({}), Some("stop"));
-            last["usage"] = json!({
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            });
-            last["svc"] = svc(meta, cost);
+            last["usage"] = json!(ChatUsage::new(prompt_tokens, completion_tokens));
+            last["svc"] = json!(svc(meta, cost));
             out.push_str(&sse(&last));
         }
         Outcome::Guardrail { value } => out.push_str(&sse(&guardrail_error(&value))),

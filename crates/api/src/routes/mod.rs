@@ -1,5 +1,6 @@
-//! The router: every path of the REST contract, the Socket.IO channel (`/socket.io/`), JSON 404/405
-//! fallbacks, and the rate-limit wrapper the four limited endpoints share.
+//! The router: every path of the REST contract (the documented ones through `utoipa_axum::routes!`, so
+//! each has its OpenAPI entry; `GET /openapi.json` serves the document), the Socket.IO channel
+//! (`/socket.io/`), JSON 404/405 fallbacks, and the rate-limit wrapper the four limited endpoints share.
 
 mod chat;
 mod console;
@@ -15,47 +16,57 @@ mod webhooks;
 mod whep;
 
 use crate::error::ErrorResponse;
+use crate::openapi::{ApiDoc, SecurityAndLimits};
 use crate::state::AppState;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, get, post};
 use axum::Router;
 use std::future::Future;
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::User;
 
 pub fn router(state: AppState) -> Router {
-    let v1 = Router::new()
-        .route("/v1/chat/completions", post(chat::completions))
-        .route("/v1/models", get(openai::models))
+    let v1 = OpenApiRouter::new()
+        .routes(routes!(chat::completions))
+        .routes(routes!(openai::models))
         .route("/v1/{*rest}", any(not_found))
         .layer(axum::middleware::from_fn(openai::with_openai_error));
     let metrics = match state.config.metrics_on_main {
         true => Router::new().route("/metrics", get(crate::metrics::render)),
         false => Router::new(),
     };
-    Router::new()
+    let (documented, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(v1)
+        .routes(routes!(sessions::start_session))
+        .routes(routes!(sessions::send_message))
+        .routes(routes!(sessions::run_task))
+        .routes(routes!(sessions::list))
+        .routes(routes!(tasks::poll))
+        .routes(routes!(health::health))
+        .routes(routes!(health::active_sockets))
+        .routes(routes!(webhooks::create, webhooks::list))
+        .routes(routes!(webhooks::remove))
+        .routes(routes!(webhooks::rotate_secret))
+        .routes(routes!(webhooks::deliveries))
+        .split_for_parts();
+    SecurityAndLimits.modify(&mut doc);
+    let spec = crate::openapi::render(&doc);
+    Router::new()
+        .merge(documented)
         .merge(metrics)
         .merge(mcp::router(&state))
-        .route("/start/start-session", post(sessions::start_session))
-        .route("/start/send-message", post(sessions::send_message))
-        .route("/start/run-task", post(sessions::run_task))
-        .route("/start/sessions", get(sessions::list))
+        .route("/openapi.json", get(move || crate::openapi::document(spec.clone())))
         .route("/console", get(console::page))
         .route("/console/{asset}", get(console::asset))
-        .route("/task/{session_id}/{task_id}", get(tasks::poll))
-        .route("/start/health", get(health::health))
-        .route("/webhooks", post(webhooks::create).get(webhooks::list))
-        .route("/webhooks/{webhook_id}", delete(webhooks::remove))
-        .route("/webhooks/{webhook_id}/rotate-secret", post(webhooks::rotate_secret))
-        .route("/webhooks/{webhook_id}/deliveries", get(webhooks::deliveries))
         .route("/recordings", get(recordings::list))
         .route("/recordings/{session_id}", get(recordings::get).delete(recordings::remove))
         .route("/recordings/{session_id}/video.webm", get(recordings::video))
         .route("/recordings/{session_id}/events", get(recordings::events))
         .route("/internal/{call}", post(internal::call))
-        .route("/start/active-sockets", get(health::active_sockets))
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share))
         .route("/stream/{session_id}/interaction", post(stream::interaction))

@@ -3,13 +3,16 @@
 //! `{success: false, message, code}`, so OpenAI SDKs show the real message.
 
 use crate::auth::AuthUser;
+use crate::openapi::OPENAI;
 use axum::body::{to_bytes, Body};
 use axum::extract::Request;
 use axum::http::{header, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 use webpilot_core::chat::CHAT_MODEL;
 
 /// Unix time (s) the one model is listed as created at (the service's first release).
@@ -17,12 +20,59 @@ const MODEL_CREATED: u64 = 1_795_000_000;
 /// Largest error body the middleware rewrites.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// Body of `GET /v1/models`.
+#[derive(Serialize, ToSchema)]
+pub struct ModelList {
+    data: Vec<Model>,
+    /// `list`.
+    object: &'static str,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Model {
+    /// Unix time (s).
+    created: u64,
+    id: &'static str,
+    /// `model`.
+    object: &'static str,
+    owned_by: &'static str,
+}
+
 /// `GET /v1/models`: authenticated, not rate limited.
-pub async fn models(AuthUser(_user): AuthUser) -> Json<Value> {
-    Json(json!({
-        "object": "list",
-        "data": [{ "id": CHAT_MODEL, "object": "model", "created": MODEL_CREATED, "owned_by": "webpilot" }],
-    }))
+#[utoipa::path(get, path = "/v1/models", operation_id = "listModels", tag = OPENAI, security(("apiKey" = [])),
+    responses(
+        (status = 200, description = "The one model, `svc-browser-1`", body = ModelList),
+        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED` (with an OpenAI `error` object)", body = OpenAiErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = OpenAiErrorBody),
+    ))]
+pub async fn models(AuthUser(_user): AuthUser) -> Json<ModelList> {
+    Json(ModelList {
+        data: vec![Model { created: MODEL_CREATED, id: CHAT_MODEL, object: "model", owned_by: "webpilot" }],
+        object: "list",
+    })
+}
+
+/// An error of the `/v1` paths: the spec's error body plus an OpenAI-style `error` object (a guardrail's
+/// 400 carries the `error` object alone). Schema only: [`with_openai_error`] builds these bodies.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct OpenAiErrorBody {
+    code: Option<String>,
+    error: OpenAiError,
+    message: Option<String>,
+    /// Always false.
+    success: Option<bool>,
+}
+
+/// `{message, type, code}`: the OpenAI error object.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)]
+pub struct OpenAiError {
+    code: String,
+    message: String,
+    /// e.g. `authentication_error`, `rate_limit_error`, `invalid_request_error`.
+    #[serde(rename = "type")]
+    kind: String,
 }
 
 /// The OpenAI error `type` for an HTTP status.

@@ -3,18 +3,37 @@
 use super::rate_limited;
 use crate::auth::AuthUser;
 use crate::body::parse_json;
+use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
+use crate::openapi::requests::{RunTaskRequest, SendMessageRequest, StartSessionRequest};
+use crate::openapi::SESSIONS;
 use crate::state::AppState;
 use crate::views;
+use crate::views::{MessageAck, SendMessageResponse, SessionStarted, TaskAfterWait};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::response::Response;
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
+use utoipa::ToSchema;
 use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
 use webpilot_sessions::SendOutcome;
 
+/// Starts a session (and its initial task when `taskDetails` is given, without waiting for it).
+#[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
+    request_body(content = StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
+    responses(
+        (status = 200, description = "The session started", body = SessionStarted),
+        (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (out of bounds), `INVALID_TASK_DETAILS`", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
+        (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
+        (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = ErrorBody),
+    ))]
 pub async fn start_session(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -30,6 +49,20 @@ pub async fn start_session(
     .await
 }
 
+/// Starts a session with one task, waits up to 50 s for the task, and ends the session when the task does.
+#[utoipa::path(post, path = "/start/run-task", operation_id = "runTask", tag = SESSIONS, security(("apiKey" = [])),
+    request_body(content = RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
+    responses(
+        (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait),
+        (status = 400, description = "`MISSING_REQUIRED_FIELD` (taskDetails), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
+        (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
+        (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = ErrorBody),
+    ))]
 pub async fn run_task(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -47,6 +80,24 @@ pub async fn run_task(
     .await
 }
 
+/// Sends a message to a session: a new task (answered after up to 50 s, like run-task), a state
+/// command, an interaction or a guardrail answer (answered at once).
+#[utoipa::path(post, path = "/start/send-message", operation_id = "sendMessage", tag = SESSIONS, security(("apiKey" = [])),
+    request_body(content = SendMessageRequest),
+    responses(
+        (status = 200, description = "An ack, or the new task's outcome", body = SendMessageResponse),
+        (status = 400, description = "`MISSING_REQUIRED_FIELD` (sessionId, message, fields of the message), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
+        (status = 402, description = "`INSUFFICIENT_BALANCE` (newTask)", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, ended, or another user's)", body = ErrorBody),
+        (status = 409, description = "`TASK_ALREADY_RUNNING`, `INVALID_STATE` (not allowed in the session's state)", body = ErrorBody),
+        (status = 410, description = "`SESSION_EXPIRED`", body = ErrorBody),
+        (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE`", body = ErrorBody),
+    ))]
 pub async fn send_message(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -54,12 +105,17 @@ pub async fn send_message(
 ) -> Response {
     rate_limited(&state, &user, async {
         let msg = SendMessage::parse(&parse_json(body)?)?;
-        let body: Value = match state.manager.send(&user, &msg.session_id, &msg.message).await? {
+        let body = match state.manager.send(&user, &msg.session_id, &msg.message).await? {
             SendOutcome::Task(task) => {
                 let view = state.manager.wait_task(&task).await?;
-                views::task_after_wait(&state.config, &state.manager.config().prices, &task, &view)
+                SendMessageResponse::Task(views::task_after_wait(
+                    &state.config,
+                    &state.manager.config().prices,
+                    &task,
+                    &view,
+                ))
             }
-            SendOutcome::Ack(message) => json!({ "success": true, "message": message }),
+            SendOutcome::Ack(message) => SendMessageResponse::Ack(MessageAck { message, success: true }),
         };
         Ok(Json(body))
     })
@@ -68,20 +124,43 @@ pub async fn send_message(
 
 /// `GET /start/sessions`: the caller's live sessions, each with its socket and live-view URLs (what
 /// start-session answered), so a console opened later can watch and drive them.
-pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<Value> {
+#[utoipa::path(get, path = "/start/sessions", operation_id = "listSessions", tag = SESSIONS, security(("apiKey" = [])),
+    responses(
+        (status = 200, description = "The caller's live sessions", body = SessionList),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+
+    ))]
+pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<SessionList> {
     let base = &state.config.public_url;
-    let sessions: Vec<Value> = state
+    let sessions: Vec<LiveSession> = state
         .manager
         .live_sessions(&user.id)
         .iter()
-        .map(|id| {
-            json!({
-                "sessionId": id,
-                "socketURL": state.sockets.socket_url(base, id.as_str()),
-                // The remaining life is not tracked here; no session outlives the longest maxDuration.
-                "streaming": views::streaming(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
-            })
+        .map(|id| LiveSession {
+            session_id: id.to_string(),
+            socket_url: state.sockets.socket_url(base, id.as_str()),
+            // The remaining life is not tracked here; no session outlives the longest maxDuration.
+            streaming: views::streaming(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
         })
         .collect();
-    Json(json!({ "success": true, "count": sessions.len(), "sessions": sessions }))
+    Json(SessionList { count: sessions.len(), sessions, success: true })
+}
+
+/// Body of `GET /start/sessions`.
+#[derive(Serialize, ToSchema)]
+pub struct SessionList {
+    count: usize,
+    sessions: Vec<LiveSession>,
+    success: bool,
+}
+
+/// A live session with its socket and live-view URLs.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveSession {
+    session_id: String,
+    #[serde(rename = "socketURL")]
+    socket_url: String,
+    streaming: views::Streaming,
 }

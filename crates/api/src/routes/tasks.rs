@@ -1,16 +1,25 @@
 //! GET /task/:sessionId/:taskId — no authentication and no rate limit, per the spec.
 
-use crate::error::ApiResult;
+use crate::error::{ApiResult, ErrorBody};
+use crate::openapi::TASKS;
 use crate::state::AppState;
 use crate::views;
+use crate::views::PollView;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::Value;
 
+/// A task's state: running, completed, waiting on a guardrail, or failed.
+#[utoipa::path(get, path = "/task/{sessionId}/{taskId}", operation_id = "getTask", tag = TASKS,
+    params(("sessionId" = String, Path), ("taskId" = String, Path)),
+    responses(
+        (status = 200, description = "The task's state (a failed task answers 200 with `success: false`)", body = PollView),
+        (status = 404, description = "`TASK_NOT_FOUND`, `SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn poll(
     State(state): State<AppState>,
     Path((session_id, task_id)): Path<(String, String)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PollView>> {
     let view = state.manager.poll(&session_id, &task_id).await?;
     Ok(Json(views::poll(&state.manager.config().prices, &view)))
 }

@@ -5,7 +5,10 @@
 
 use crate::auth::AuthUser;
 use crate::body::parse_json;
+use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
+use crate::openapi::requests::NewWebhookRequest;
+use crate::openapi::WEBHOOKS;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -13,6 +16,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::{now_ms, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
 use webpilot_webhooks::{check_url, new_secret};
@@ -25,7 +29,7 @@ const MAX_URL_LEN: usize = 2048;
 const MAX_DESCRIPTION_LEN: usize = 256;
 const DELIVERIES_LISTED: i64 = 100;
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookView {
     webhook_id: String,
@@ -45,7 +49,7 @@ impl From<WebhookRecord> for WebhookView {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookCreated {
     success: bool,
@@ -55,13 +59,13 @@ pub struct WebhookCreated {
     secret: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct WebhookList {
     success: bool,
     webhooks: Vec<WebhookView>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SecretRotated {
     success: bool,
@@ -71,7 +75,7 @@ pub struct SecretRotated {
     previous_secret_valid_until: i64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryView {
     message_id: String,
@@ -98,13 +102,13 @@ impl From<DeliveryRecord> for DeliveryView {
     }
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct DeliveryList {
     success: bool,
     deliveries: Vec<DeliveryView>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 pub struct Done {
     success: bool,
     message: &'static str,
@@ -165,6 +169,16 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
 }
 
 /// `POST /webhooks {url, events?, description?}`.
+#[utoipa::path(post, path = "/webhooks", operation_id = "createWebhook", tag = WEBHOOKS, security(("apiKey" = [])),
+    request_body(content = NewWebhookRequest),
+    responses(
+        (status = 200, description = "Registered; the `whsec_` secret is shown once", body = WebhookCreated),
+        (status = 400, description = "`INVALID_PARAMS` (bad or refused url, unknown event, too many webhooks), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
+    ))]
 pub async fn create(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -172,29 +186,36 @@ pub async fn create(
 ) -> Result<Json<WebhookCreated>, ErrorResponse> {
     let new = parse_new(&parse_json(body)?)?;
     check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
-    let existing = state.store.list_webhooks(&user.id).await.map_err(stored)?;
-    if existing.len() >= MAX_WEBHOOKS_PER_USER {
-        return Err(
-            invalid(format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first")).into()
-        );
-    }
     let secret = new_secret();
-    let record = state
+    let max = MAX_WEBHOOKS_PER_USER as i64;
+    let created = state
         .store
-        .create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret)
+        .create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret, max)
         .await
         .map_err(stored)?;
+    let Some(record) = created else {
+        let msg = format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first");
+        return Err(invalid(msg).into());
+    };
     tracing::info!(user = %user.id, webhook = %record.id, "webhook registered");
     Ok(Json(WebhookCreated { success: true, webhook: record.into(), secret }))
 }
 
 /// `GET /webhooks`.
+#[utoipa::path(get, path = "/webhooks", operation_id = "listWebhooks", tag = WEBHOOKS, security(("apiKey" = [])),
+    responses((status = 200, description = "The caller's webhooks (never a secret)", body = WebhookList), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<WebhookList>, ErrorResponse> {
     let hooks = state.store.list_webhooks(&user.id).await.map_err(stored)?;
     Ok(Json(WebhookList { success: true, webhooks: hooks.into_iter().map(WebhookView::from).collect() }))
 }
 
 /// `DELETE /webhooks/{id}`: its undelivered messages are dropped.
+#[utoipa::path(delete, path = "/webhooks/{webhookId}", operation_id = "deleteWebhook", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
+    responses((status = 200, description = "Deleted", body = Done), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -207,6 +228,10 @@ pub async fn remove(
 }
 
 /// `POST /webhooks/{id}/rotate-secret`.
+#[utoipa::path(post, path = "/webhooks/{webhookId}/rotate-secret", operation_id = "rotateWebhookSecret", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
+    responses((status = 200, description = "The new secret, shown once", body = SecretRotated), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
 pub async fn rotate_secret(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -221,6 +246,10 @@ pub async fn rotate_secret(
 }
 
 /// `GET /webhooks/{id}/deliveries`: the latest attempts, newest first.
+#[utoipa::path(get, path = "/webhooks/{webhookId}/deliveries", operation_id = "listWebhookDeliveries", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
+    responses((status = 200, description = "The latest 100 attempts, newest first", body = DeliveryList), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
 pub async fn deliveries(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,

@@ -408,6 +408,11 @@ impl Server {
         Server { child, base }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL to the server and the Chromium processes it started: no graceful anything.
     pub fn crash(self) {
         drop(self);

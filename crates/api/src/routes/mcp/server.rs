@@ -169,7 +169,7 @@ impl McpServer {
                 let started = state.manager.start_session(user, params).await?;
                 let task = started.task.ok_or_else(|| ApiError::code(ErrorCode::InternalError))?;
                 let view = state.manager.wait_task(&task).await?;
-                Ok(views::task_after_wait(&state.config, prices, &task, &view))
+                Ok(json!(views::task_after_wait(&state.config, prices, &task, &view)))
             }
             "start_session" => {
                 self.rate(user).await?;
@@ -177,7 +177,7 @@ impl McpServer {
                 let prompt = params.task_details.clone().unwrap_or_default();
                 let started = state.manager.start_session(user, params).await?;
                 let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
-                Ok(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url))
+                Ok(json!(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url)))
             }
             "send_message" => {
                 self.rate(user).await?;
@@ -185,7 +185,7 @@ impl McpServer {
                 match state.manager.send(user, &msg.session_id, &msg.message).await? {
                     SendOutcome::Task(task) => {
                         let view = state.manager.wait_task(&task).await?;
-                        Ok(views::task_after_wait(&state.config, prices, &task, &view))
+                        Ok(json!(views::task_after_wait(&state.config, prices, &task, &view)))
                     }
                     SendOutcome::Ack(message) => Ok(json!({ "success": true, "message": message })),
                 }
@@ -193,7 +193,7 @@ impl McpServer {
             "get_task" => {
                 let (session_id, task_id) = ids(args)?;
                 let view = state.manager.poll(&session_id, &task_id).await?;
-                Ok(views::poll(prices, &view))
+                Ok(json!(views::poll(prices, &view)))
             }
             other => Err(ApiError::new(ErrorCode::InvalidParams, format!("unknown tool {other:?}"))),
         }
@@ -293,7 +293,7 @@ impl ServerHandler for McpServer {
             return Err(McpError::resource_not_found(format!("no resource {uri}"), error_data(ErrorCode::NotFound)));
         };
         match self.state.manager.poll(session_id, task_id).await {
-            Ok(view) => Ok(json_contents(uri, &views::poll(&self.state.manager.config().prices, &view))),
+            Ok(view) => Ok(json_contents(uri, &json!(views::poll(&self.state.manager.config().prices, &view)))),
             Err(e) => {
                 let code = mcp_code(e.code);
                 Err(McpError::resource_not_found(e.message, error_data(code)))

@@ -1,0 +1,227 @@
+//! Request bodies as schemas. The handlers read bodies with the hand-written validators of
+//! `webpilot_core::params` (they give the spec's per-field error codes); these types describe the same
+//! fields and bounds for the OpenAPI document only, so their fields are never read.
+#![allow(dead_code)]
+
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// Session parameters: the body of `POST /start/start-session` (every field optional).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StartSessionRequest {
+    /// The initial task; may be empty when tasks are sent later.
+    #[schema(max_length = 20000)]
+    task_details: Option<String>,
+    #[serde(flatten)]
+    options: SessionOptions,
+    /// Terminate the session after the (first) task completes.
+    terminate_on_completion: Option<bool>,
+}
+
+/// The body of `POST /start/run-task`: session parameters with a required task; terminateOnCompletion
+/// is forced to true.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTaskRequest {
+    #[schema(min_length = 1, max_length = 20000)]
+    task_details: String,
+    #[serde(flatten)]
+    options: SessionOptions,
+}
+
+/// The optional session parameters start-session and run-task share.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOptions {
+    /// Session timeout in ms (default and maximum 300000).
+    #[schema(minimum = 1000, maximum = 300000)]
+    max_duration: Option<u64>,
+    #[schema(minimum = 1000, maximum = 100000)]
+    max_input_tokens: Option<u64>,
+    #[schema(minimum = 100, maximum = 50000)]
+    max_output_tokens: Option<u64>,
+    /// An absolute http or https URL; a blank page when absent or null.
+    #[schema(max_length = 2048)]
+    starting_url: Option<String>,
+    /// Domains the agent must not visit.
+    #[schema(max_items = 100)]
+    avoid_domains: Option<Vec<String>>,
+    /// Only `default` is supported.
+    mode: Option<Mode>,
+    /// Values the agent may type without seeing them (docs/api.md).
+    #[schema(value_type = Option<Object>)]
+    secrets: Option<Value>,
+    /// A JSON Schema the final answer must satisfy (docs/api.md).
+    #[schema(value_type = Option<Object>)]
+    output_schema: Option<Value>,
+    /// The taskId of an earlier task to replay (docs/api.md).
+    replay_of: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum Mode {
+    #[serde(rename = "default")]
+    Default,
+}
+
+/// The body of `POST /start/send-message`.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendMessageRequest {
+    session_id: String,
+    message: Message,
+}
+
+/// A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`.
+#[derive(Deserialize, ToSchema)]
+#[serde(tag = "actionType")]
+pub enum Message {
+    #[serde(rename = "newTask")]
+    NewTask(NewTaskMessage),
+    #[serde(rename = "state")]
+    State(StateMessage),
+    #[serde(rename = "interaction")]
+    Interaction(InteractionMessage),
+    #[serde(rename = "guardrail")]
+    Guardrail(GuardrailMessage),
+}
+
+/// Starts a task in the session (waits up to 50 s for it, like run-task).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewTaskMessage {
+    new_state: StartState,
+    #[schema(min_length = 1, max_length = 20000)]
+    task_details: String,
+    #[serde(flatten)]
+    options: SessionOptions,
+    terminate_on_completion: Option<bool>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum StartState {
+    #[serde(rename = "start")]
+    Start,
+}
+
+/// Pauses, resumes, stops or terminates the session's task.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StateMessage {
+    new_state: StateCommand,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StateCommand {
+    Pause,
+    Resume,
+    Stop,
+    Terminate,
+}
+
+/// A manual action in the browser.
+#[derive(Deserialize, ToSchema)]
+pub struct InteractionMessage {
+    action: Interaction,
+}
+
+/// An interaction, selected by `type`. Coordinates: x 0 to 1024, y 155 to 600.
+#[derive(Deserialize, ToSchema)]
+#[serde(tag = "type")]
+pub enum Interaction {
+    #[serde(rename = "takeOverControl")]
+    TakeOverControl,
+    #[serde(rename = "releaseControl")]
+    ReleaseControl,
+    #[serde(rename = "CLICK")]
+    Click(Point),
+    #[serde(rename = "DOUBLE_CLICK")]
+    DoubleClick(Point),
+    #[serde(rename = "TYPE")]
+    Type(TypeText),
+    #[serde(rename = "KEY_PRESS")]
+    KeyPress(KeyPress),
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct Point {
+    #[schema(minimum = 0, maximum = 1024)]
+    x: f64,
+    #[schema(minimum = 155, maximum = 600)]
+    y: f64,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeText {
+    #[schema(max_length = 10000)]
+    text: String,
+    /// Simulate human typing speed.
+    human_like: Option<bool>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct KeyPress {
+    /// A named key (Enter, Escape, Tab, Backspace, Arrow…) or one character.
+    key: String,
+}
+
+/// Answers a guardrail trigger and resumes the task.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GuardrailMessage {
+    /// The human-provided information.
+    task_details: String,
+    new_state: ResumeState,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum ResumeState {
+    #[serde(rename = "resume")]
+    Resume,
+}
+
+/// The body of `POST /webhooks`.
+#[derive(Deserialize, ToSchema)]
+pub struct NewWebhookRequest {
+    /// An absolute http or https URL whose host resolves only to public addresses.
+    #[schema(max_length = 2048)]
+    url: String,
+    /// The event types to deliver (all of them when absent).
+    events: Option<Vec<crate::openapi::events::WebhookEventType>>,
+    #[schema(max_length = 256)]
+    description: Option<String>,
+}
+
+/// The body of `POST /v1/chat/completions`.
+#[derive(Deserialize, ToSchema)]
+pub struct ChatCompletionRequest {
+    /// Only `svc-browser-1`.
+    model: String,
+    #[schema(min_items = 1, max_items = 200)]
+    messages: Vec<ChatMessage>,
+    /// true answers with Server-Sent Events.
+    stream: Option<bool>,
+    /// Default 2000; clamped into maxOutputTokens' bounds.
+    #[schema(minimum = 0)]
+    max_tokens: Option<u64>,
+    /// Accepted, ignored.
+    temperature: Option<f64>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct ChatMessage {
+    role: ChatRole,
+    content: String,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    System,
+    User,
+    Assistant,
+}

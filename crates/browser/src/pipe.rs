@@ -1,0 +1,337 @@
+//! The DevTools pipe bridge. Chromium speaks DevTools over two pipes (`--remote-debugging-pipe`: it reads
+//! NUL-terminated JSON messages on fd 3 and writes them on fd 4) and opens no port, so no other local
+//! user can reach it. chromiumoxide speaks WebSocket over TCP only, so the bridge listens on 127.0.0.1:0,
+//! accepts exactly one WebSocket connection whose request path carries a random 256-bit token (compared in
+//! constant time), closes the listener, and relays text frames to and from the pipes. When either side
+//! ends the bridge ends: Chromium's death closes the WebSocket, which marks the browser dead.
+
+use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::time::Duration;
+use subtle::ConstantTimeEq;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::pipe;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::WebSocketStream;
+
+/// Time a connection gets to complete its WebSocket handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A running bridge: the URL to connect to (once), the task relaying messages, and the link through which
+/// the process's own frame clients (`frames.rs`) share the pipe.
+pub(crate) struct Bridge {
+    pub url: String,
+    pub task: JoinHandle<()>,
+    pub link: Link,
+}
+
+/// A client's channels: commands to the browser, and its answers.
+type Channels = (mpsc::UnboundedSender<String>, mpsc::UnboundedReceiver<String>);
+
+/// Attaches further in-process clients to the one pipe (never over TCP: the listener is gone).
+#[derive(Clone)]
+pub(crate) struct Link {
+    register: mpsc::UnboundedSender<Channels>,
+}
+
+impl Link {
+    /// A second client: its commands get ids of their own range, its answers come back to it alone, and the
+    /// sessions it attaches (and their events) are kept from chromiumoxide, as on a connection of its own.
+    pub fn attach(&self) -> Option<Channels> {
+        let (to_browser, from_client) = mpsc::unbounded_channel();
+        let (to_client, from_browser) = mpsc::unbounded_channel();
+        self.register.send((to_client, from_client)).ok()?;
+        Some((to_browser, from_browser))
+    }
+}
+
+/// Starts a bridge over Chromium's pipes: `to_browser` is the write end of the pipe Chromium reads as fd 3,
+/// `from_browser` the read end of the one it writes as fd 4.
+pub(crate) async fn start(to_browser: OwnedFd, from_browser: OwnedFd) -> std::io::Result<Bridge> {
+    let writer = pipe::Sender::from_owned_fd(to_browser)?;
+    let reader = pipe::Receiver::from_owned_fd(from_browser)?;
+    let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+    let port = listener.local_addr()?.port();
+    let token = hex::encode(rand::random::<[u8; 32]>());
+    let path = format!("/devtools/browser/{token}");
+    let url = format!("ws://127.0.0.1:{port}{path}");
+    let (register, registrations) = mpsc::unbounded_channel();
+    let task = tokio::spawn(async move {
+        let Some(ws) = accept_one(listener, path).await else { return };
+        relay(ws, reader, writer, registrations).await;
+        tracing::debug!("the DevTools pipe bridge ended");
+    });
+    Ok(Bridge { url, task, link: Link { register } })
+}
+
+/// Accepts connections until one completes a WebSocket handshake on `path`; every other is refused. The
+/// listener is closed when this returns.
+async fn accept_one(listener: TcpListener, path: String) -> Option<WebSocketStream<TcpStream>> {
+    let mut handshakes = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let path = path.clone();
+                    handshakes.spawn(async move {
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(stream, path)).await.ok().flatten()
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the DevTools bridge could not accept");
+                    return None;
+                }
+            },
+            Some(done) = handshakes.join_next() => {
+                if let Ok(Some(ws)) = done {
+                    return Some(ws);
+                }
+            }
+        }
+    }
+}
+
+/// The WebSocket handshake, refused with 403 unless the request path is exactly `path`.
+#[allow(clippy::result_large_err)] // the callback's signature is tungstenite's
+async fn handshake(stream: TcpStream, path: String) -> Option<WebSocketStream<TcpStream>> {
+    let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        if bool::from(req.uri().path().as_bytes().ct_eq(path.as_bytes())) {
+            return Ok(resp);
+        }
+        let mut refused = ErrorResponse::new(None);
+        *refused.status_mut() = StatusCode::FORBIDDEN;
+        Err(refused)
+    };
+    match tokio_tungstenite::accept_hdr_async(stream, check).await {
+        Ok(ws) => Some(ws),
+        Err(e) => {
+            tracing::warn!(error = %e, "the DevTools bridge refused a connection");
+            None
+        }
+    }
+}
+
+/// Relays WebSocket text frames to the pipe (each message NUL-terminated) and pipe messages back as text
+/// frames, and the messages of attached in-process clients (`Link`), until either side ends.
+async fn relay(
+    ws: WebSocketStream<TcpStream>,
+    mut reader: pipe::Receiver,
+    mut writer: pipe::Sender,
+    mut registrations: mpsc::UnboundedReceiver<Channels>,
+) {
+    let (mut ws_tx, mut ws_rx) = ws.split();
+    let (inbound_tx, mut inbound) = mpsc::unbounded_channel::<(usize, String)>();
+    let mut router = Router::default();
+    let mut pending = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let outgoing = tokio::select! {
+            msg = ws_rx.next() => match msg {
+                Some(Ok(Message::Text(t))) => t.as_bytes().to_vec(),
+                Some(Ok(Message::Binary(b))) => b.to_vec(),
+                Some(Ok(Message::Close(_))) | None => break tracing::debug!("the DevTools client went away"),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => break tracing::debug!(error = %e, "the DevTools client connection failed"),
+            },
+            read = reader.read(&mut buf) => {
+                let n = match read {
+                    Ok(0) => break tracing::debug!("the browser closed its DevTools pipe"),
+                    Err(e) => break tracing::debug!(error = %e, "reading the browser's DevTools pipe failed"),
+                    Ok(n) => n,
+                };
+                // Bytes kept from earlier reads hold no NUL: only the new ones are searched.
+                let mut from = pending.len();
+                pending.extend_from_slice(&buf[..n]);
+                while let Some(at) = pending[from..].iter().position(|b| *b == 0) {
+                    let end = from + at;
+                    from = 0;
+                    let message: Vec<u8> = pending.drain(..=end).take(end).collect();
+                    let Ok(text) = String::from_utf8(message) else {
+                        tracing::warn!("the browser sent a DevTools message that is not UTF-8");
+                        continue;
+                    };
+                    // Queued, and flushed once per read: a burst of events costs one write.
+                    if let Some(text) = router.route(text) {
+                        if ws_tx.feed(Message::text(text)).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                if ws_tx.flush().await.is_err() {
+                    return;
+                }
+                continue;
+            },
+            Some((to_client, mut from_client)) = registrations.recv() => {
+                let index = router.clients.len();
+                router.clients.push(to_client);
+                let inbound_tx = inbound_tx.clone();
+                tokio::spawn(async move {
+                    while let Some(m) = from_client.recv().await {
+                        if inbound_tx.send((index, m)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                continue;
+            },
+            Some((index, text)) = inbound.recv() => match router.command_of(index, &text) {
+                Some(text) => text.into_bytes(),
+                None => continue,
+            },
+        };
+        if let Err(e) = writer.write_all(&outgoing).await.and(writer.write_all(&[0]).await) {
+            tracing::debug!(error = %e, "writing to the browser's DevTools pipe failed");
+            break;
+        }
+    }
+    let _ = ws_tx.close().await;
+}
+
+/// Ids from here on are commands of attached clients (chromiumoxide counts its own from 0; Chromium takes
+/// ids that fit in 32 bits).
+const CLIENT_IDS: u64 = 1 << 30;
+
+/// Which messages from the browser belong to an attached client rather than to chromiumoxide.
+#[derive(Default)]
+struct Router {
+    clients: Vec<mpsc::UnboundedSender<String>>,
+    /// Bridge id -> (client, the client's own id).
+    calls: HashMap<u64, (usize, Value)>,
+    next: u64,
+    /// Sessions attached by a client: neither they nor their events are chromiumoxide's.
+    sessions: HashMap<String, usize>,
+    /// Targets a client is attaching to (the `Target.attachedToTarget` event names its session).
+    attaching: HashMap<String, usize>,
+}
+
+impl Router {
+    /// A client's command, with an id of the bridge's range.
+    fn command_of(&mut self, index: usize, text: &str) -> Option<String> {
+        let mut v: Value = serde_json::from_str(text).ok()?;
+        let own = v.get("id").cloned()?;
+        let id = CLIENT_IDS + self.next;
+        self.next = (self.next + 1) % CLIENT_IDS;
+        self.calls.insert(id, (index, own));
+        if v["method"] == "Target.attachToTarget" {
+            if let Some(target) = v.pointer("/params/targetId").and_then(Value::as_str) {
+                self.attaching.insert(target.to_owned(), index);
+            }
+        }
+        v["id"] = Value::from(id);
+        Some(v.to_string())
+    }
+
+    /// A message from the browser: returned when it is chromiumoxide's, else handed to its client (answers)
+    /// or dropped (events of a client's sessions, which clients do not read).
+    fn route(&mut self, text: String) -> Option<String> {
+        if self.clients.is_empty() {
+            return Some(text);
+        }
+        if let Some(rest) = text.strip_prefix("{\"id\":") {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            if digits.parse::<u64>().is_ok_and(|id| id < CLIENT_IDS) {
+                return Some(text);
+            }
+            let mut v: Value = serde_json::from_str(&text).ok()?;
+            let (index, own) = self.calls.remove(&v["id"].as_u64()?)?;
+            if let Some(session) = v.pointer("/result/sessionId").and_then(Value::as_str) {
+                self.sessions.insert(session.to_owned(), index);
+            }
+            v["id"] = own;
+            let _ = self.clients.get(index)?.send(v.to_string());
+            return None;
+        }
+        if self.sessions.is_empty() && self.attaching.is_empty() {
+            return Some(text);
+        }
+        if text.contains("\"Target.attachedToTarget\"") || text.contains("\"Target.detachedFromTarget\"") {
+            let v: Value = serde_json::from_str(&text).ok()?;
+            let session = v.pointer("/params/sessionId").and_then(Value::as_str).unwrap_or_default().to_owned();
+            if let Some(target) = v.pointer("/params/targetInfo/targetId").and_then(Value::as_str) {
+                if let Some(index) = self.attaching.remove(target) {
+                    self.sessions.insert(session, index);
+                    return None;
+                }
+            }
+            if v["method"] == "Target.detachedFromTarget" && self.sessions.remove(&session).is_some() {
+                return None;
+            }
+        }
+        // Chromium writes an event's own session last.
+        let session = text.rfind("\"sessionId\":\"").map(|at| &text[at + 13..]).and_then(|s| s.split('"').next());
+        if session.is_some_and(|s| self.sessions.contains_key(s)) {
+            return None;
+        }
+        Some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{start, Router, CLIENT_IDS};
+    use tokio::sync::mpsc;
+
+    #[test]
+    fn a_clients_answers_sessions_and_their_events_go_to_it_alone() {
+        let (to_client, mut client) = mpsc::unbounded_channel();
+        let mut router = Router { clients: vec![to_client], ..Router::default() };
+        let sent = router.command_of(0, r#"{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T"}}"#);
+        assert!(sent.expect("forwarded").contains(&format!("\"id\":{CLIENT_IDS}")));
+        let attached =
+            r#"{"method":"Target.attachedToTarget","params":{"sessionId":"S","targetInfo":{"targetId":"T"}}}"#;
+        assert_eq!(router.route(attached.to_owned()), None, "chromiumoxide never hears of the client's session");
+        let answer = format!(r#"{{"id":{CLIENT_IDS},"result":{{"sessionId":"S"}}}}"#);
+        assert_eq!(router.route(answer), None);
+        assert_eq!(client.try_recv().expect("the answer"), r#"{"id":1,"result":{"sessionId":"S"}}"#);
+        assert_eq!(router.route(r#"{"method":"Runtime.x","params":{},"sessionId":"S"}"#.to_owned()), None);
+        for own in [r#"{"id":7,"result":{}}"#, r#"{"method":"Runtime.x","params":{},"sessionId":"P"}"#] {
+            assert_eq!(router.route(own.to_owned()).as_deref(), Some(own), "chromiumoxide's own");
+        }
+    }
+    use futures::{SinkExt, StreamExt};
+    use std::os::fd::OwnedFd;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    #[tokio::test]
+    async fn only_one_connection_with_the_token_is_bridged_and_messages_cross_both_ways() {
+        // The "browser" side: it reads what the bridge writes to fd 3 and writes what it sends on fd 4.
+        let (browser_reads, to_browser) = std::io::pipe().expect("pipe");
+        let (from_browser, browser_writes) = std::io::pipe().expect("pipe");
+        let bridge = start(OwnedFd::from(to_browser), OwnedFd::from(from_browser)).await.expect("bridge");
+        let (prefix, _token) = bridge.url.rsplit_once('/').expect("a token in the path");
+        let wrong = format!("{prefix}/{}", "0".repeat(64));
+        assert!(tokio_tungstenite::connect_async(&wrong).await.is_err(), "a wrong token is refused");
+        let (mut ws, _) = tokio_tungstenite::connect_async(&bridge.url).await.expect("the service connects");
+        let port = bridge.url.split(':').nth(2).and_then(|p| p.split('/').next()).expect("port").to_owned();
+        let refused = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}")).await;
+        assert!(refused.is_err(), "the listener is closed once the service is connected");
+
+        ws.send(Message::text(r#"{"id":1}"#)).await.expect("send");
+        let mut reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(browser_reads)).expect("rx");
+        let mut got = vec![0u8; 9];
+        reader.read_exact(&mut got).await.expect("read");
+        assert_eq!(got, b"{\"id\":1}\0");
+        let mut writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(browser_writes)).expect("tx");
+        writer.write_all(b"{\"id\":1,\"result\":{}}\0{\"method\":").await.expect("write");
+        writer.write_all(b"\"x\"}\0").await.expect("write");
+        let first = ws.next().await.expect("a message").expect("ok");
+        assert_eq!(first.into_text().expect("text").as_str(), r#"{"id":1,"result":{}}"#);
+        let second = ws.next().await.expect("a message").expect("ok");
+        assert_eq!(second.into_text().expect("text").as_str(), r#"{"method":"x"}"#);
+        // The browser going away ends the bridge and closes the client's connection.
+        drop(writer);
+        while let Some(Ok(m)) = ws.next().await {
+            assert!(m.is_close(), "{m:?}");
+        }
+        bridge.task.await.expect("the bridge ends");
+    }
+}

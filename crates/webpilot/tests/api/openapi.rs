@@ -1,0 +1,95 @@
+//! `GET /openapi.json`: served without a key, an OpenAPI 3.1 document that holds every path of the spec's
+//! Endpoints part with its operation, security and rate-limit headers, and that openapi-spec-validator
+//! (PyPI) accepts.
+
+use crate::clients::run_python;
+use crate::helpers::TestApp;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The Endpoints part of the service interface (shared/spec/service-interface.md, "## Endpoints"), in
+/// OpenAPI's path syntax: copied here so the suite does not need the spec's repository.
+const SPEC_ENDPOINTS: &[(&str, &str)] = &[
+    ("post", "/start/start-session"),
+    ("post", "/start/send-message"),
+    ("post", "/start/run-task"),
+    ("get", "/task/{sessionId}/{taskId}"),
+    ("post", "/v1/chat/completions"),
+    ("get", "/v1/models"),
+    ("get", "/start/health"),
+    ("get", "/start/active-sockets"),
+];
+
+/// The spec's authenticated endpoints (its Authentication part) and rate-limited ones (its Limits part).
+const AUTHENTICATED: &[&str] =
+    &["/start/start-session", "/start/send-message", "/start/run-task", "/v1/chat/completions", "/v1/models"];
+const RATE_LIMITED: &[&str] =
+    &["/start/start-session", "/start/send-message", "/start/run-task", "/v1/chat/completions"];
+
+async fn document(app: &TestApp) -> Value {
+    let r = app.get("/openapi.json").await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.header("content-type").is_some_and(|c| c.starts_with("application/json")));
+    r.body
+}
+
+#[tokio::test]
+async fn openapi_document_holds_every_spec_endpoint() {
+    let app = TestApp::spawn().await;
+    let doc = document(&app).await;
+    assert!(doc["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")), "{}", doc["openapi"]);
+    assert_eq!(doc["components"]["securitySchemes"]["apiKey"]["scheme"], "bearer");
+    for (method, path) in SPEC_ENDPOINTS {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is not in the document");
+        let responses = op["responses"].as_object().unwrap_or_else(|| panic!("{method} {path}: no responses"));
+        assert!(responses.contains_key("200"), "{method} {path}: no 200");
+        let secured = op["security"].as_array().is_some_and(|s| s.iter().any(|r| r.get("apiKey").is_some()));
+        assert_eq!(secured, AUTHENTICATED.contains(path), "{method} {path}: security {}", op["security"]);
+        if AUTHENTICATED.contains(path) {
+            assert!(responses.contains_key("401"), "{method} {path}: no 401");
+            let e401 = &responses["401"]["content"]["application/json"]["schema"];
+            assert!(e401.is_object(), "{method} {path}: the 401 has no schema");
+        }
+        for (status, response) in responses {
+            let headers = &response["headers"];
+            let limited = headers.get("x-ratelimit-limit").is_some() && headers.get("x-ratelimit-reset").is_some();
+            assert_eq!(limited, RATE_LIMITED.contains(path), "{method} {path} {status}: rate-limit headers");
+        }
+        if RATE_LIMITED.contains(path) {
+            assert!(responses["429"]["headers"].get("retry-after").is_some(), "{method} {path}: 429 retry-after");
+        }
+    }
+    for schema in ["ErrorBody", "SocketMessage", "EndSessionEvent", "WebhookMessage"] {
+        assert!(doc["components"]["schemas"][schema].is_object(), "no {schema} schema");
+    }
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn openapi_document_passes_openapi_spec_validator() {
+    let app = TestApp::spawn().await;
+    let out = run_python("openapi_check.py", &[], &[("WEBPILOT_BASE", &app.base)], Duration::from_secs(60)).await;
+    assert_eq!(out["valid"], true, "{out}");
+    assert!(out["version"].as_str().is_some_and(|v| v.starts_with("3.1")), "{out}");
+    app.stop().await;
+}
+
+/// Operations schemathesis leaves out: chat completions streams Server-Sent Events (and runs a whole task
+/// per request).
+const NOT_FUZZED: &[&str] = &["/v1/chat/completions"];
+
+#[tokio::test]
+async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
+    // A short inline wait, so run-task and newTask answer `pending` instead of holding a worker; and a
+    // per-user session cap below the pool's size, so the fuzzer meets 429 SESSION_LIMIT_REACHED, never
+    // the pool's 503 NO_INSTANCES_AVAILABLE (documented, but a 5xx to not_a_server_error).
+    let app = TestApp::spawn_with(|s| s.arg("task-wait-ms", 1000).arg("max-sessions-per-user", 2)).await;
+    let (_, key) = app.user(100.0).await;
+    let mut args = vec!["8", "40"];
+    args.extend_from_slice(NOT_FUZZED);
+    let env = [("WEBPILOT_BASE", app.base.as_str()), ("WEBPILOT_KEY", key.as_str())];
+    let out = run_python("schemathesis_run.py", &args, &env, Duration::from_secs(120)).await;
+    assert_eq!(out["passed"], true, "{out}");
+    app.stop().await;
+}
