@@ -12,7 +12,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use webpilot_agent::AgentError;
-use webpilot_browser::{BrowserLease, SessionPage};
+use webpilot_browser::{BrowserLease, DownloadOutcome, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::geometry::frame_to_page;
 use webpilot_core::params::{Interaction, StateCommand};
@@ -84,6 +84,7 @@ enum Wake {
     InstanceLost,
     Snapshot,
     End(EndReason),
+    Download(DownloadOutcome),
 }
 
 /// Resolves when the browser hosting the session dies.
@@ -122,6 +123,7 @@ impl SessionActor {
                 cmd = self.rx.recv() => Wake::Command(cmd),
                 _ = lease_lost(&self.lease) => Wake::InstanceLost,
                 _ = tokio::time::sleep_until(self.next_snapshot) => Wake::Snapshot,
+                download = self.lease.next_download() => Wake::Download(download),
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),
             };
             let end = match wake {
@@ -138,6 +140,10 @@ impl SessionActor {
                     None
                 }
                 Wake::End(reason) => Some(reason),
+                Wake::Download(outcome) => {
+                    self.on_download(outcome).await;
+                    None
+                }
             };
             if let Some(reason) = end {
                 break reason;

@@ -1,6 +1,7 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
 mod dynamic;
+pub mod files;
 mod html;
 mod login;
 mod pages;
@@ -159,6 +160,9 @@ fn router(state: SiteState) -> Router {
         .route("/probe/sw.js", get(probes::service_worker))
         .route("/redirect", get(probes::redirect))
         .route("/download", get(probes::download))
+        .route("/files", get(files::files))
+        .route("/files/report.csv", get(files::report))
+        .route("/files/big", get(files::big))
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))

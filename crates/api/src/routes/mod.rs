@@ -3,6 +3,7 @@
 
 mod chat;
 mod console;
+mod files;
 mod health;
 mod internal;
 mod mcp;
@@ -15,6 +16,7 @@ mod whep;
 
 use crate::error::ErrorResponse;
 use crate::state::AppState;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, get, post};
@@ -33,6 +35,9 @@ pub fn router(state: AppState) -> Router {
         true => Router::new().route("/metrics", get(crate::metrics::render)),
         false => Router::new(),
     };
+    // An upload one byte over the cap is read far enough to be refused with FILE_TOO_LARGE.
+    let upload_limit =
+        usize::try_from(state.manager.pool().settings().max_file_bytes.saturating_add(1)).unwrap_or(usize::MAX);
     Router::new()
         .merge(v1)
         .merge(metrics)
@@ -45,6 +50,11 @@ pub fn router(state: AppState) -> Router {
         .route("/console/{asset}", get(console::asset))
         .route("/task/{session_id}/{task_id}", get(tasks::poll))
         .route("/start/health", get(health::health))
+        .route(
+            "/sessions/{session_id}/files",
+            get(files::list).post(files::upload).layer(DefaultBodyLimit::max(upload_limit)),
+        )
+        .route("/sessions/{session_id}/files/{name}", get(files::fetch).delete(files::remove))
         .route("/webhooks", post(webhooks::create).get(webhooks::list))
         .route("/webhooks/{webhook_id}", delete(webhooks::remove))
         .route("/webhooks/{webhook_id}/rotate-secret", post(webhooks::rotate_secret))

@@ -19,6 +19,7 @@ mod console;
 mod edge_cases;
 mod egress;
 mod endpoints;
+mod files;
 mod input_rules;
 mod live_view;
 mod live_view_secrets;

@@ -1,0 +1,74 @@
+//! A session's downloads, as its actor receives them from the browser: each finished one is named (the
+//! page's suggested name made safe, unique within the session), checked against the session's cap,
+//! stored with its bytes, and announced with a `download` event; a refused one is announced too.
+
+use crate::actor::SessionActor;
+use webpilot_browser::DownloadOutcome;
+use webpilot_core::events::{DownloadEvent, SessionEvent};
+use webpilot_core::files::{mime_for, sanitize, FileSource};
+use webpilot_core::ErrorCode;
+use webpilot_store::NewFile;
+
+/// The MIME type of a `data:` URL (`data:text/plain;base64,...` → `text/plain`).
+fn data_url_mime(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("data:")?;
+    let mime = rest.split([';', ',']).next()?.trim();
+    (mime.contains('/') && mime.len() <= 100).then_some(mime)
+}
+
+impl SessionActor {
+    pub(crate) async fn on_download(&self, outcome: DownloadOutcome) {
+        let event = match outcome {
+            DownloadOutcome::Refused { suggested, reason } => DownloadEvent::refused(
+                format!("{}: {reason}; nothing was kept", sanitize(&suggested)),
+                ErrorCode::FileTooLarge,
+            ),
+            DownloadOutcome::Saved { suggested, url, content } => self.keep(&suggested, &url, &content).await,
+        };
+        let _ = self.bus.send(SessionEvent::Download(event));
+    }
+
+    async fn keep(&self, suggested: &str, url: &str, content: &[u8]) -> DownloadEvent {
+        let name = sanitize(suggested);
+        let cap = self.shared.pool.settings().max_session_file_bytes;
+        let store = &self.shared.store;
+        let used = match store.session_file_bytes(&self.id).await {
+            Ok(n) => u64::try_from(n).unwrap_or(0),
+            Err(e) => {
+                tracing::error!(session = %self.id, error = %e, "reading a session's file bytes failed");
+                return DownloadEvent::refused(
+                    format!("{name}: the file could not be stored"),
+                    ErrorCode::InternalError,
+                );
+            }
+        };
+        if used.saturating_add(content.len() as u64) > cap {
+            return DownloadEvent::refused(
+                format!("{name}: the download passed the session's file cap of {cap} bytes; nothing was kept"),
+                ErrorCode::FileTooLarge,
+            );
+        }
+        let mime_type = data_url_mime(url).unwrap_or_else(|| mime_for(&name));
+        let file = NewFile { name: &name, mime_type, source: FileSource::Download, content };
+        match store.insert_file(&self.id, &self.user_id, file).await {
+            Ok(r) => {
+                tracing::info!(session = %self.id, bytes = r.bytes, "a download was stored");
+                DownloadEvent::saved(r.name, u64::try_from(r.bytes).unwrap_or(0), r.sha256, r.mime_type)
+            }
+            Err(e) => {
+                tracing::error!(session = %self.id, error = %e, "storing a download failed");
+                DownloadEvent::refused(format!("{name}: the file could not be stored"), ErrorCode::InternalError)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn data_urls_name_their_type() {
+        assert_eq!(super::data_url_mime("data:text/plain;base64,aGk="), Some("text/plain"));
+        assert_eq!(super::data_url_mime("data:,hi"), None);
+        assert_eq!(super::data_url_mime("blob:http://x/1"), None);
+    }
+}

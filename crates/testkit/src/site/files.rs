@@ -1,0 +1,56 @@
+//! Pages that make files: a download answered with `Content-Disposition: attachment`, one the page's
+//! script makes from a Blob, and one of any size (for the caps). Their bytes are fixed, so a test knows
+//! the sha256 to expect.
+
+use std::collections::HashMap;
+
+use axum::extract::Query;
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{Html, IntoResponse, Response};
+
+use super::html::{js_string, page};
+
+/// The bytes of `/files/report.csv`.
+pub const REPORT_CSV: &[u8] = b"invoice,amount\nINV-001,42.00\nINV-002,17.50\n";
+/// The text of the Blob download `blob-report.txt` that `/files`'s button makes.
+pub const BLOB_TEXT: &str = "made by script in the page: 0123456789\n";
+/// The byte `/files/big` repeats.
+pub const BIG_BYTE: u8 = b'x';
+
+/// `/files`: a link to the attachment, a button making a Blob download, and a link to `/files/big`
+/// (`?bytes=N` passes N on to it).
+pub(crate) async fn files(Query(q): Query<HashMap<String, String>>) -> Html<String> {
+    let bytes: u64 = q.get("bytes").and_then(|v| v.parse().ok()).unwrap_or(1000);
+    let text = js_string(BLOB_TEXT);
+    page(
+        "Files",
+        &format!(
+            "<h1>Files</h1>\n\
+             <p><a href=\"/files/report.csv\">Download report</a></p>\n\
+             <p><button id=\"blob\" onclick=\"makeBlob()\">Make blob report</button></p>\n\
+             <p><a href=\"/files/big?bytes={bytes}\">Download big file</a></p>\n\
+             <script>\n\
+             function makeBlob() {{\n\
+               const url = URL.createObjectURL(new Blob([{text}], {{ type: 'text/plain' }}));\n\
+               const a = document.createElement('a');\n\
+               a.href = url; a.download = 'blob-report.txt';\n\
+               document.body.appendChild(a); a.click(); a.remove();\n\
+             }}\n\
+             </script>"
+        ),
+    )
+}
+
+/// `/files/report.csv`: [`REPORT_CSV`] as an attachment.
+pub(crate) async fn report() -> Response {
+    let headers = [(CONTENT_TYPE, "text/csv"), (CONTENT_DISPOSITION, "attachment; filename=\"report.csv\"")];
+    (headers, REPORT_CSV).into_response()
+}
+
+/// `/files/big?bytes=N`: N times [`BIG_BYTE`] (at most 64 MiB) as the attachment `big.bin`.
+pub(crate) async fn big(Query(q): Query<HashMap<String, String>>) -> Response {
+    let n: usize = q.get("bytes").and_then(|v| v.parse().ok()).unwrap_or(1000).min(64 << 20);
+    let headers =
+        [(CONTENT_TYPE, "application/octet-stream"), (CONTENT_DISPOSITION, "attachment; filename=\"big.bin\"")];
+    (headers, vec![BIG_BYTE; n]).into_response()
+}

@@ -1,0 +1,126 @@
+//! Session files: downloads a page makes (an attachment, a Blob made by script) land in the session's
+//! area and the store, are listed with their sha256, served byte for byte, still after the session
+//! ended, to their owner only; one over the cap is refused with a `download` event and not kept.
+
+use crate::helpers::TestApp;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::time::{Duration, Instant};
+use webpilot_core::events::SessionEvent;
+use webpilot_testkit::site::files::{BIG_BYTE, BLOB_TEXT, REPORT_CSV};
+
+fn sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+async fn get_with(app: &TestApp, key: &str, path: &str) -> reqwest::Response {
+    app.client.get(format!("{}{path}", app.base)).bearer_auth(key).send().await.expect("request")
+}
+
+async fn list(app: &TestApp, key: &str, sid: &str) -> (u16, Value) {
+    let r = get_with(app, key, &format!("/sessions/{sid}/files")).await;
+    let status = r.status().as_u16();
+    (status, r.json().await.expect("JSON"))
+}
+
+/// Polls the file list until it has `n` files (at most 20 s).
+async fn wait_files(app: &TestApp, key: &str, sid: &str, n: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = list(app, key, sid).await;
+        assert_eq!(status, 200, "{body}");
+        let files = body["files"].as_array().cloned().unwrap_or_default();
+        if files.len() >= n {
+            return files;
+        }
+        assert!(Instant::now() < deadline, "still {} files: {body}", files.len());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The session's `download` events, as the socket sends them, until `n` arrived (at most 20 s).
+fn download_events(app: &TestApp, sid: &str, n: usize) -> tokio::task::JoinHandle<Vec<Value>> {
+    let mut rx = app.app().manager.subscribe(sid).expect("live session");
+    tokio::spawn(async move {
+        let mut out = Vec::new();
+        while out.len() < n {
+            match tokio::time::timeout(Duration::from_secs(20), rx.recv()).await {
+                Ok(Ok(ev @ SessionEvent::Download(_))) => {
+                    let (name, payload) = ev.wire();
+                    assert_eq!(name, "download");
+                    out.push(payload);
+                }
+                Ok(Ok(_)) => {}
+                _ => break,
+            }
+        }
+        out
+    })
+}
+
+#[tokio::test]
+async fn downloads_are_listed_served_and_outlive_the_session_for_their_owner_only() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, _) = app.session_on(&key, "/files").await;
+    let events = download_events(&app, &sid, 2);
+    app.run_in(&key, &sid, "click \"Download report\"; click \"Make blob report\"").await;
+    let files = wait_files(&app, &key, &sid, 2).await;
+    let events = events.await.expect("events");
+    let by_name =
+        |name: &str| files.iter().find(|f| f["name"] == name).cloned().unwrap_or_else(|| panic!("{name} in {files:?}"));
+    let csv = by_name("report.csv");
+    assert_eq!(csv["sha256"], sha256(REPORT_CSV));
+    assert_eq!(csv["bytes"], REPORT_CSV.len());
+    assert_eq!((csv["mimeType"].as_str(), csv["source"].as_str()), (Some("text/csv"), Some("download")));
+    assert!(csv["createdAt"].as_i64().is_some_and(|t| t > 0), "{csv}");
+    let blob = by_name("blob-report.txt");
+    assert_eq!(blob["sha256"], sha256(BLOB_TEXT.as_bytes()), "the Blob download is caught");
+    for f in [&csv, &blob] {
+        let announced = events.iter().find(|e| e["name"] == f["name"]).unwrap_or_else(|| panic!("{events:?}"));
+        assert_eq!(announced["type"], "download");
+        assert_eq!((&announced["sha256"], &announced["bytes"]), (&f["sha256"], &f["bytes"]));
+    }
+
+    app.state(&key, &sid, "terminate").await;
+    app.wait_session_gone(&key, &sid, Duration::from_secs(20)).await;
+    let r = get_with(&app, &key, &format!("/sessions/{sid}/files/report.csv")).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "text/csv");
+    assert_eq!(r.bytes().await.expect("body").as_ref(), REPORT_CSV, "the bytes after the session ended");
+    let r = get_with(&app, &key, &format!("/sessions/{sid}/files/blob-report.txt")).await;
+    assert_eq!(r.bytes().await.expect("body").as_ref(), BLOB_TEXT.as_bytes());
+
+    let other = app.key().await;
+    let (status, body) = list(&app, &other, &sid).await;
+    assert_eq!((status, body["code"].as_str()), (404, Some("SESSION_NOT_FOUND")), "{body}");
+    let r = get_with(&app, &other, &format!("/sessions/{sid}/files/report.csv")).await;
+    assert_eq!(r.status(), 404);
+
+    let del = app.client.delete(format!("{}/sessions/{sid}/files/report.csv", app.base)).bearer_auth(&key);
+    assert_eq!(del.send().await.expect("delete").status(), 200);
+    let r = get_with(&app, &key, &format!("/sessions/{sid}/files/report.csv")).await;
+    assert_eq!(r.status(), 404);
+    assert_eq!(wait_files(&app, &key, &sid, 1).await.len(), 1, "the other file stays");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_download_over_the_file_cap_is_refused_with_an_event_and_not_kept() {
+    let app = TestApp::spawn_with(|s| s.arg("max-file-bytes", 100_000)).await;
+    let key = app.key().await;
+    let (sid, _) = app.session_on(&key, "/files?bytes=3000000").await;
+    let events = download_events(&app, &sid, 2);
+    // The big file first, then one under the cap: once that one is listed, the big one had its turn.
+    app.run_in(&key, &sid, "click \"Download big file\"; click \"Download report\"").await;
+    let events = events.await.expect("events");
+    let refused = events.iter().find(|e| e.get("error").is_some()).unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(refused["code"], "FILE_TOO_LARGE", "{refused}");
+    let message = refused["error"].as_str().unwrap_or_default();
+    assert!(message.contains("big.bin") && message.contains("100000"), "{message}");
+    let files = wait_files(&app, &key, &sid, 1).await;
+    let names: Vec<&str> = files.iter().filter_map(|f| f["name"].as_str()).collect();
+    assert_eq!(names, ["report.csv"], "the refused file is not listed");
+    assert!(files.iter().all(|f| f["sha256"] != sha256(&vec![BIG_BYTE; 3_000_000])));
+    app.stop().await;
+}
