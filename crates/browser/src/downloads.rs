@@ -15,6 +15,7 @@ use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId
 use futures::StreamExt;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, Mutex};
@@ -42,6 +43,8 @@ pub(crate) struct DownloadArea {
     _dir: tempfile::TempDir,
     rx: Mutex<mpsc::UnboundedReceiver<DownloadOutcome>>,
     watcher: JoinHandle<()>,
+    /// Downloads begun and not yet finished, cancelled or refused.
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Drop for DownloadArea {
@@ -51,6 +54,16 @@ impl Drop for DownloadArea {
 }
 
 impl DownloadArea {
+    /// Downloads begun and not yet reported.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The context's directory (where files set on the page's file inputs are put too).
+    pub fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
     /// The next finished or refused download (pending while there is none, and forever once the
     /// watcher ended with its browser).
     pub async fn next(&self) -> DownloadOutcome {
@@ -85,7 +98,9 @@ pub(crate) async fn open(
     let began = process.browser.event_listener::<EventDownloadWillBegin>().await?;
     let progress = process.browser.event_listener::<EventDownloadProgress>().await?;
     let (tx, rx) = mpsc::unbounded_channel();
+    let in_flight = Arc::new(AtomicUsize::new(0));
     let watch = Watch {
+        in_flight: in_flight.clone(),
         process: process.clone(),
         context: context.clone(),
         dir: dir.path().to_path_buf(),
@@ -101,7 +116,7 @@ pub(crate) async fn open(
     allow.download_path = Some(dir.path().display().to_string());
     allow.events_enabled = Some(true);
     within(timeout, "set the download behaviour", process.browser.execute(allow)).await?;
-    Ok(Some(DownloadArea { _dir: dir, rx: Mutex::new(rx), watcher }))
+    Ok(Some(DownloadArea { _dir: dir, rx: Mutex::new(rx), watcher, in_flight }))
 }
 
 /// A download begun in (or maybe in) this context.
@@ -123,6 +138,7 @@ struct Watch {
     used: u64,
     tracked: HashMap<String, Tracked>,
     tx: mpsc::UnboundedSender<DownloadOutcome>,
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Watch {
@@ -137,6 +153,8 @@ impl Watch {
                 Some(e) = progress.next() => self.progressed(&e).await,
                 else => return,
             }
+            // Counted after the outcome was sent: a reader seeing 0 finds every outcome queued.
+            self.in_flight.store(self.tracked.values().filter(|t| t.sure).count(), Ordering::SeqCst);
         }
     }
 

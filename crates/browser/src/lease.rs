@@ -101,6 +101,10 @@ impl BrowserLease {
             None => std::future::pending().await,
         }
     }
+    /// Downloads of the lease's context begun and not yet reported by [`Self::next_download`].
+    pub fn downloads_in_flight(&self) -> usize {
+        self.guard.downloads.as_ref().map_or(0, |a| a.in_flight())
+    }
     /// Every cookie of the lease's browser context (fails once the browser is dead).
     pub async fn cookies(&self) -> Result<CookieJar, BrowserError> {
         cookies::read(&self.guard.process.browser, &self.guard.context, self.guard.timeout).await

@@ -409,6 +409,9 @@ impl SessionActor {
             self.record(&mut task, result).await;
         }
         self.interactions.abort_all();
+        if reason != EndReason::InstanceLost {
+            self.settle_downloads().await;
+        }
         self.state = SessionState::Terminated;
         let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
         let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));

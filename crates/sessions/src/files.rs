@@ -3,6 +3,7 @@
 //! stored with its bytes, and announced with a `download` event; a refused one is announced too.
 
 use crate::actor::SessionActor;
+use std::time::Duration;
 use webpilot_browser::DownloadOutcome;
 use webpilot_core::events::{DownloadEvent, SessionEvent};
 use webpilot_core::files::{mime_for, sanitize, FileSource};
@@ -16,7 +17,26 @@ fn data_url_mime(url: &str) -> Option<&str> {
     (mime.contains('/') && mime.len() <= 100).then_some(mime)
 }
 
+/// How long a session that ends waits for its downloads still under way.
+const DOWNLOAD_GRACE: Duration = Duration::from_secs(10);
+
 impl SessionActor {
+    /// Stores the downloads reported or still under way (for up to [`DOWNLOAD_GRACE`]) before the
+    /// session's context goes: a run-task's last click may have started one.
+    pub(crate) async fn settle_downloads(&self) {
+        let deadline = tokio::time::Instant::now() + DOWNLOAD_GRACE;
+        loop {
+            let busy = self.lease.downloads_in_flight() > 0;
+            tokio::select! {
+                biased;
+                outcome = self.lease.next_download() => self.on_download(outcome).await,
+                _ = std::future::ready(()), if !busy => return,
+                _ = tokio::time::sleep(Duration::from_millis(50)), if busy => {}
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
     pub(crate) async fn on_download(&self, outcome: DownloadOutcome) {
         let event = match outcome {
             DownloadOutcome::Refused { suggested, reason } => DownloadEvent::refused(

@@ -4,6 +4,9 @@
 
 use std::collections::HashMap;
 
+use std::time::Duration;
+
+use axum::body::Body;
 use axum::extract::Query;
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{Html, IntoResponse, Response};
@@ -29,6 +32,7 @@ pub(crate) async fn files(Query(q): Query<HashMap<String, String>>) -> Html<Stri
              <p><a href=\"/files/report.csv\">Download report</a></p>\n\
              <p><button id=\"blob\" onclick=\"makeBlob()\">Make blob report</button></p>\n\
              <p><a href=\"/files/big?bytes={bytes}\">Download big file</a></p>\n\
+             <p><a href=\"/files/report.csv?delay_ms=2000\">Download slow report</a></p>\n\
              <script>\n\
              function makeBlob() {{\n\
                const url = URL.createObjectURL(new Blob([{text}], {{ type: 'text/plain' }}));\n\
@@ -41,10 +45,16 @@ pub(crate) async fn files(Query(q): Query<HashMap<String, String>>) -> Html<Stri
     )
 }
 
-/// `/files/report.csv`: [`REPORT_CSV`] as an attachment.
-pub(crate) async fn report() -> Response {
+/// `/files/report.csv[?delay_ms=N]`: [`REPORT_CSV`] as an attachment; with `delay_ms` the headers come
+/// at once and the bytes N ms later (at most 10 s), so the download is still under way meanwhile.
+pub(crate) async fn report(Query(q): Query<HashMap<String, String>>) -> Response {
+    let delay = Duration::from_millis(q.get("delay_ms").and_then(|v| v.parse().ok()).unwrap_or(0).min(10_000));
     let headers = [(CONTENT_TYPE, "text/csv"), (CONTENT_DISPOSITION, "attachment; filename=\"report.csv\"")];
-    (headers, REPORT_CSV).into_response()
+    let body = futures::stream::once(async move {
+        tokio::time::sleep(delay).await;
+        Ok::<_, std::convert::Infallible>(REPORT_CSV)
+    });
+    (headers, Body::from_stream(body)).into_response()
 }
 
 /// `/files/big?bytes=N`: N times [`BIG_BYTE`] (at most 64 MiB) as the attachment `big.bin`.

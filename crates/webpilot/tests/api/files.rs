@@ -124,3 +124,21 @@ async fn a_download_over_the_file_cap_is_refused_with_an_event_and_not_kept() {
     assert!(files.iter().all(|f| f["sha256"] != sha256(&vec![BIG_BYTE; 3_000_000])));
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_run_task_download_is_fetchable_after_the_session_closed_itself() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    // The bytes come 2 s after the headers: the task (and the session) ends while the download is under way.
+    let details = "click \"Download slow report\"";
+    let body = serde_json::json!({ "taskDetails": details, "startingUrl": app.site.url("/files") });
+    let r = app.post("/start/run-task", &key, body).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+    app.wait_session_gone(&key, &sid, Duration::from_secs(30)).await;
+    let files = wait_files(&app, &key, &sid, 1).await;
+    assert_eq!(files[0]["sha256"], sha256(REPORT_CSV), "{files:?}");
+    let r = get_with(&app, &key, &format!("/sessions/{sid}/files/report.csv")).await;
+    assert_eq!(r.bytes().await.expect("body").as_ref(), REPORT_CSV);
+    app.stop().await;
+}
