@@ -21,6 +21,7 @@ mod screencast;
 mod scripts;
 mod snapshot;
 mod tabs;
+mod upload;
 mod warm;
 
 pub use config::BrowserSettings;

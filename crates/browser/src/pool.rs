@@ -168,7 +168,8 @@ impl BrowserPool {
         target.browser_context_id = Some(guard.context.clone());
         let page = within(timeout, "create page", guard.process.browser.new_page(target)).await?;
         let opener = TabOpener { process: guard.process.clone(), context: guard.context.clone() };
-        let page = SessionPage::new(page, opener, &self.inner.settings, policy).await?;
+        let files_dir = guard.downloads.as_ref().map(|a| a.dir().join(crate::upload::FILES_DIR));
+        let page = SessionPage::new(page, opener, &self.inner.settings, policy, files_dir).await?;
         Ok(Replacement { page, guard })
     }
 

@@ -230,6 +230,7 @@ impl SessionActor {
                 return Err(e);
             }
         };
+        self.place_files().await;
         let running = runner::spawn(
             self.shared.agent.clone(),
             self.lease.page().clone(),

@@ -3,10 +3,11 @@
 //! stored with its bytes, and announced with a `download` event; a refused one is announced too.
 
 use crate::actor::SessionActor;
+use std::path::Path;
 use std::time::Duration;
 use webpilot_browser::DownloadOutcome;
 use webpilot_core::events::{DownloadEvent, SessionEvent};
-use webpilot_core::files::{mime_for, sanitize, FileSource};
+use webpilot_core::files::{check_name, mime_for, sanitize, FileSource};
 use webpilot_core::ErrorCode;
 use webpilot_store::NewFile;
 
@@ -33,6 +34,35 @@ impl SessionActor {
                 _ = std::future::ready(()), if !busy => return,
                 _ = tokio::time::sleep(Duration::from_millis(50)), if busy => {}
                 _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
+    /// Puts the session's stored files where its page's file inputs may be given them (a file already
+    /// there with its size is kept); a failure is logged, and the upload that needs the file fails.
+    pub(crate) async fn place_files(&self) {
+        let Some(dir) = self.lease.page().files_dir().map(Path::to_path_buf) else { return };
+        let store = &self.shared.store;
+        let files = match store.list_files(&self.id).await {
+            Ok(files) => files,
+            Err(e) => return tracing::warn!(session = %self.id, error = %e, "listing a session's files failed"),
+        };
+        if let Err(e) = tokio::fs::create_dir_all(&dir).await {
+            return tracing::warn!(session = %self.id, error = %e, "making the session's files directory failed");
+        }
+        for f in files.into_iter().filter(|f| check_name(&f.name).is_ok()) {
+            let path = dir.join(&f.name);
+            let present = tokio::fs::metadata(&path).await.is_ok_and(|m| i64::try_from(m.len()) == Ok(f.bytes));
+            if present {
+                continue;
+            }
+            let written = match store.get_file(&self.id, &f.name).await {
+                Ok(Some((_, content))) => tokio::fs::write(&path, content).await.map_err(|e| e.to_string()),
+                Ok(None) => Ok(()), // deleted meanwhile
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = written {
+                tracing::warn!(session = %self.id, error = %e, "placing a session file for uploads failed");
             }
         }
     }

@@ -19,7 +19,7 @@ use axum::http::header::{COOKIE, HOST};
 use axum::http::HeaderMap;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -163,6 +163,8 @@ fn router(state: SiteState) -> Router {
         .route("/files", get(files::files))
         .route("/files/report.csv", get(files::report))
         .route("/files/big", get(files::big))
+        .route("/files/upload", get(files::upload_form))
+        .route("/files/echo", post(files::echo))
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))

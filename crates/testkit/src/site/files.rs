@@ -64,3 +64,29 @@ pub(crate) async fn big(Query(q): Query<HashMap<String, String>>) -> Response {
         [(CONTENT_TYPE, "application/octet-stream"), (CONTENT_DISPOSITION, "attachment; filename=\"big.bin\"")];
     (headers, vec![BIG_BYTE; n]).into_response()
 }
+
+/// `/files/upload`: a file input labelled "Document" and a button that posts the chosen file's bytes to
+/// `/files/echo`, showing the server's answer in `#received`.
+pub(crate) async fn upload_form() -> Html<String> {
+    page(
+        "Upload",
+        "<h1>Upload</h1>\n\
+         <form onsubmit=\"return false\"><label for=\"doc\">Document</label> <input type=\"file\" id=\"doc\">\n\
+         <button type=\"button\" onclick=\"send()\">Send file</button></form>\n\
+         <p id=\"received\">nothing yet</p>\n\
+         <script>\n\
+         async function send() {\n\
+           const file = document.getElementById('doc').files[0];\n\
+           if (!file) { document.getElementById('received').textContent = 'no file'; return; }\n\
+           const r = await fetch('/files/echo', { method: 'POST', body: file });\n\
+           document.getElementById('received').textContent = file.name + ': ' + await r.text();\n\
+         }\n\
+         </script>",
+    )
+}
+
+/// `POST /files/echo`: what the server received, as `received N bytes: <hex>`.
+pub(crate) async fn echo(body: axum::body::Bytes) -> String {
+    let hex: String = body.iter().map(|b| format!("{b:02x}")).collect();
+    format!("received {} bytes: {hex}", body.len())
+}

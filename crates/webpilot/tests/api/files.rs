@@ -142,3 +142,40 @@ async fn a_run_task_download_is_fetchable_after_the_session_closed_itself() {
     assert_eq!(r.bytes().await.expect("body").as_ref(), REPORT_CSV);
     app.stop().await;
 }
+
+async fn upload(app: &TestApp, key: &str, sid: &str, name: &str, content: &[u8]) -> (u16, Value) {
+    let url = format!("{}/sessions/{sid}/files", app.base);
+    let r = app.client.post(url).query(&[("name", name)]).bearer_auth(key).body(content.to_vec()).send().await;
+    let r = r.expect("upload");
+    let status = r.status().as_u16();
+    (status, r.json().await.expect("JSON"))
+}
+
+#[tokio::test]
+async fn an_uploaded_file_is_set_on_the_page_by_the_planner_and_reaches_the_site() {
+    let app = TestApp::spawn_with(|s| s.arg("max-file-bytes", 1000)).await;
+    let key = app.key().await;
+    let (sid, _) = app.session_on(&key, "/files/upload").await;
+    let content: Vec<u8> = (0u8..=255).collect();
+    let (status, body) = upload(&app, &key, &sid, "doc.bin", &content).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["file"]["source"].as_str(), body["file"]["sha256"].as_str()),
+        (Some("upload"), Some(sha256(&content).as_str()))
+    );
+    for bad in ["../x", "a/b", "/etc/passwd", ".."] {
+        let (status, body) = upload(&app, &key, &sid, bad, b"x").await;
+        assert_eq!((status, body["code"].as_str()), (400, Some("INVALID_PARAMS")), "{bad}: {body}");
+    }
+    let (status, body) = upload(&app, &key, &sid, "big.bin", &[0u8; 1001]).await;
+    assert_eq!((status, body["code"].as_str()), (413, Some("FILE_TOO_LARGE")), "{body}");
+
+    let done = app
+        .run_in(&key, &sid, "upload \"doc.bin\" into \"Document\"; click \"Send file\"; wait for \"received\"; report the text of #received")
+        .await;
+    let hex: String = content.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(done["data"]["message"], format!("doc.bin: received 256 bytes: {hex}"), "{done}");
+    let refused = app.run_in(&key, &sid, "upload \"/etc/passwd\" into \"Document\"").await;
+    assert_eq!(refused["status"], "failed", "a host path is never set: {refused}");
+    app.stop().await;
+}
