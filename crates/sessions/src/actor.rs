@@ -332,6 +332,9 @@ impl SessionActor {
             )));
             return;
         }
+        if matches!(action, Interaction::Upload { .. }) {
+            self.place_files().await;
+        }
         let page = self.lease.page().clone();
         let lock = self.input_lock.clone();
         self.interactions.spawn(async move {
@@ -343,6 +346,9 @@ impl SessionActor {
                 }
                 Interaction::Type { text, human_like } => page.type_text(&text, human_like).await.map(|_| "typed"),
                 Interaction::KeyPress { key } => page.press_key(&key).await.map(|_| "key pressed"),
+                Interaction::Upload { name, x, y } => {
+                    page.upload_at(frame_to_page(x, y), &name).await.map(|_| "file set on the input")
+                }
                 Interaction::TakeOverControl | Interaction::ReleaseControl => Ok("done"),
             };
             let _ = reply.send(result.map(str::to_owned).map_err(|e| ApiError::new(e.code(), e.to_string())));

@@ -65,13 +65,14 @@ pub(crate) async fn big(Query(q): Query<HashMap<String, String>>) -> Response {
     (headers, vec![BIG_BYTE; n]).into_response()
 }
 
-/// `/files/upload`: a file input labelled "Document" and a button that posts the chosen file's bytes to
+/// `/files/upload`: a file input labelled "Document" (at page x 100..400, y 300..340) and a button that posts the chosen file's bytes to
 /// `/files/echo`, showing the server's answer in `#received`.
 pub(crate) async fn upload_form() -> Html<String> {
     page(
         "Upload",
         "<h1>Upload</h1>\n\
-         <form onsubmit=\"return false\"><label for=\"doc\">Document</label> <input type=\"file\" id=\"doc\">\n\
+         <form onsubmit=\"return false\"><label for=\"doc\">Document</label>\n\
+         <input type=\"file\" id=\"doc\" style=\"position: absolute; left: 100px; top: 300px; width: 300px; height: 40px\">\n\
          <button type=\"button\" onclick=\"send()\">Send file</button></form>\n\
          <p id=\"received\">nothing yet</p>\n\
          <script>\n\

@@ -179,3 +179,21 @@ async fn an_uploaded_file_is_set_on_the_page_by_the_planner_and_reaches_the_site
     assert_eq!(refused["status"], "failed", "a host path is never set: {refused}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_upload_interaction_sets_a_session_file_on_the_input_at_a_point() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, _) = app.session_on(&key, "/files/upload").await;
+    let (status, body) = upload(&app, &key, &sid, "note.txt", b"hello upload").await;
+    assert_eq!(status, 200, "{body}");
+    let y = 320.0 + f64::from(webpilot_core::geometry::CHROME_BAND);
+    let action = |name: &str| serde_json::json!({ "actionType": "interaction", "action": { "type": "UPLOAD", "name": name, "x": 250, "y": y } });
+    let r = app.send(&key, &sid, action("note.txt")).await;
+    assert_eq!((r.status.as_u16(), &r.body["success"]), (200, &Value::Bool(true)), "{}", r.body);
+    app.send(&key, &sid, action("../etc/passwd")).await.assert_error(400, "INVALID_PARAMS");
+    let done = app.run_in(&key, &sid, "click \"Send file\"; wait for \"received\"; report the text of #received").await;
+    let hex: String = b"hello upload".iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(done["data"]["message"], format!("note.txt: received 12 bytes: {hex}"), "{done}");
+    app.stop().await;
+}
