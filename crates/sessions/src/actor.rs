@@ -8,6 +8,7 @@ use crate::manager::Shared;
 use crate::recovery::{instance_lost_error, Snapshot};
 use crate::runner::{self, RunningTask, TaskStart};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -20,6 +21,9 @@ use webpilot_core::state::{transition, Input, SessionState};
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+
+/// How long a session that closes itself after its task waits for a download to begin.
+const DOWNLOAD_QUIET: Duration = Duration::from_secs(1);
 
 /// Manual interactions one session may have waiting for their turn or running.
 pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
@@ -416,11 +420,16 @@ impl SessionActor {
             self.record(&mut task, result).await;
         }
         self.interactions.abort_all();
-        if reason != EndReason::InstanceLost {
-            self.settle_downloads().await;
+        // The session's time ends here: waiting for its downloads is not charged.
+        let ended_at = Instant::now();
+        match reason {
+            EndReason::InstanceLost => {}
+            // The session closes itself after its task: a download the last step started is kept.
+            EndReason::TerminateOnCompletion | EndReason::Completed => self.settle_downloads(DOWNLOAD_QUIET).await,
+            _ => self.settle_downloads(Duration::ZERO).await,
         }
         self.state = SessionState::Terminated;
-        let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
+        let open_ms = ended_at.min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
         let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
         // Charged before the hold is given back, so the user's balance never shows both freed.
         if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str(), cost).await {

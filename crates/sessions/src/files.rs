@@ -23,16 +23,25 @@ const DOWNLOAD_GRACE: Duration = Duration::from_secs(10);
 
 impl SessionActor {
     /// Stores the downloads reported or still under way (for up to [`DOWNLOAD_GRACE`]) before the
-    /// session's context goes: a run-task's last click may have started one.
-    pub(crate) async fn settle_downloads(&self) {
+    /// session's context goes. With `quiet`, it also waits until no download has been under way for that
+    /// long: a task's last click may start one whose first event has not come yet (a run-task's end).
+    pub(crate) async fn settle_downloads(&self, quiet: Duration) {
         let deadline = tokio::time::Instant::now() + DOWNLOAD_GRACE;
+        let mut calm_since = tokio::time::Instant::now();
         loop {
             let busy = self.lease.downloads_in_flight() > 0;
+            if busy {
+                calm_since = tokio::time::Instant::now();
+            }
+            let calm_until = calm_since + quiet;
             tokio::select! {
                 biased;
-                outcome = self.lease.next_download() => self.on_download(outcome).await,
-                _ = std::future::ready(()), if !busy => return,
-                _ = tokio::time::sleep(Duration::from_millis(50)), if busy => {}
+                outcome = self.lease.next_download() => {
+                    self.on_download(outcome).await;
+                    calm_since = tokio::time::Instant::now();
+                }
+                _ = tokio::time::sleep_until(calm_until), if !busy => return,
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
                 _ = tokio::time::sleep_until(deadline) => return,
             }
         }
