@@ -70,9 +70,7 @@ pub struct BrowserLease {
 
 impl Drop for BrowserLease {
     fn drop(&mut self) {
-        // The slot first, then the news: the refill task must find the permit free.
-        drop(self.permit.take());
-        self.released.notify_one();
+        self.release_slot();
     }
 }
 
@@ -99,6 +97,15 @@ impl BrowserLease {
         match &self.guard.downloads {
             Some(area) => area.next().await,
             None => std::future::pending().await,
+        }
+    }
+    /// Gives the lease's capacity slot back now (the context stays until the lease drops): for a
+    /// session that ended and only waits for its downloads.
+    pub fn release_slot(&mut self) {
+        // The slot first, then the news: the refill task must find the permit free.
+        if let Some(permit) = self.permit.take() {
+            drop(permit);
+            self.released.notify_one();
         }
     }
     /// Downloads of the lease's context begun and not yet reported by [`Self::next_download`].

@@ -420,16 +420,8 @@ impl SessionActor {
             self.record(&mut task, result).await;
         }
         self.interactions.abort_all();
-        // The session's time ends here: waiting for its downloads is not charged.
-        let ended_at = Instant::now();
-        match reason {
-            EndReason::InstanceLost => {}
-            // The session closes itself after its task: a download the last step started is kept.
-            EndReason::TerminateOnCompletion | EndReason::Completed => self.settle_downloads(DOWNLOAD_QUIET).await,
-            _ => self.settle_downloads(Duration::ZERO).await,
-        }
         self.state = SessionState::Terminated;
-        let open_ms = ended_at.min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
+        let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
         let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
         // Charged before the hold is given back, so the user's balance never shows both freed.
         if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str(), cost).await {
@@ -438,6 +430,17 @@ impl SessionActor {
         // The user's place is free on every node before anyone is told the session ended.
         self.slot.release().await;
         self.shared.unregister_session(&self.id);
+        // Downloads still under way are kept (stored under the ended session's id). The context lingers
+        // for them alone: its browser slot is free meanwhile, and the wait is not charged.
+        if reason != EndReason::InstanceLost {
+            self.lease.release_slot();
+            let quiet = match reason {
+                // The session closes itself after its task: a download the last step started is kept.
+                EndReason::TerminateOnCompletion | EndReason::Completed => DOWNLOAD_QUIET,
+                _ => Duration::ZERO,
+            };
+            self.settle_downloads(quiet).await;
+        }
         let _ = self.bus.send(SessionEvent::EndSession { reason });
         tracing::info!(session = %self.id, reason = reason.as_str(), "session ended");
         let replies = std::mem::take(&mut self.end_replies);
