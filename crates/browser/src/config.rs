@@ -44,6 +44,10 @@ pub struct BrowserSettings {
     /// The address each context's egress proxy listens on. Loopback for local Chromium; for remote
     /// browsers an address of this host they can reach (each proxy then serves its browser's host alone).
     pub egress_listen: std::net::IpAddr,
+    /// Largest download kept, in bytes; a bigger one is cancelled.
+    pub max_file_bytes: u64,
+    /// Most bytes of downloads one session's context keeps.
+    pub max_session_file_bytes: u64,
 }
 
 impl Default for BrowserSettings {
@@ -65,6 +69,8 @@ impl Default for BrowserSettings {
             session_memory_mib: 1024,
             endpoints: Vec::new(),
             egress_listen: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+            max_file_bytes: 50 * 1024 * 1024,
+            max_session_file_bytes: 200 * 1024 * 1024,
         }
     }
 }

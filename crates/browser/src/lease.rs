@@ -2,6 +2,7 @@
 //! page and its capacity slot.
 
 use crate::cookies::{self, CookieJar};
+use crate::downloads::{DownloadArea, DownloadOutcome};
 use crate::error::{within, BrowserError};
 use crate::page::SessionPage;
 use crate::process::BrowserProcess;
@@ -19,6 +20,8 @@ pub(crate) struct ContextGuard {
     pub(crate) tracker: TaskTracker,
     pub(crate) timeout: std::time::Duration,
     pub(crate) _proxy: EgressProxy,
+    /// Where the context's downloads land (none on a remote browser, where they are denied).
+    pub(crate) downloads: Option<DownloadArea>,
 }
 
 impl Drop for ContextGuard {
@@ -67,9 +70,7 @@ pub struct BrowserLease {
 
 impl Drop for BrowserLease {
     fn drop(&mut self) {
-        // The slot first, then the news: the refill task must find the permit free.
-        drop(self.permit.take());
-        self.released.notify_one();
+        self.release_slot();
     }
 }
 
@@ -89,6 +90,27 @@ impl BrowserLease {
     pub fn install(&mut self, replacement: Replacement) {
         self.page = replacement.page;
         self.guard = replacement.guard;
+    }
+    /// The next download of the lease's context that finished or was refused; pending while there is
+    /// none (forever on a remote browser, whose downloads are denied).
+    pub async fn next_download(&self) -> DownloadOutcome {
+        match &self.guard.downloads {
+            Some(area) => area.next().await,
+            None => std::future::pending().await,
+        }
+    }
+    /// Gives the lease's capacity slot back now (the context stays until the lease drops): for a
+    /// session that ended and only waits for its downloads.
+    pub fn release_slot(&mut self) {
+        // The slot first, then the news: the refill task must find the permit free.
+        if let Some(permit) = self.permit.take() {
+            drop(permit);
+            self.released.notify_one();
+        }
+    }
+    /// Downloads of the lease's context begun and not yet reported by [`Self::next_download`].
+    pub fn downloads_in_flight(&self) -> usize {
+        self.guard.downloads.as_ref().map_or(0, |a| a.in_flight())
     }
     /// Every cookie of the lease's browser context (fails once the browser is dead).
     pub async fn cookies(&self) -> Result<CookieJar, BrowserError> {

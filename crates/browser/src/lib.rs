@@ -5,6 +5,7 @@
 
 mod config;
 mod cookies;
+mod downloads;
 mod elements;
 mod error;
 mod frames;
@@ -25,10 +26,12 @@ mod screencast;
 mod scripts;
 mod snapshot;
 mod tabs;
+mod upload;
 mod warm;
 
 pub use config::BrowserSettings;
 pub use cookies::CookieJar;
+pub use downloads::{DownloadLimits, DownloadOutcome};
 pub use error::BrowserError;
 pub use lease::{BrowserLease, Replacement};
 pub use page::{ClickTarget, SessionPage, TabInfo};

@@ -57,6 +57,8 @@ pub(crate) struct Inner {
     tab_changes: tokio::sync::watch::Sender<u64>,
     /// Where the frames of the latest snapshot are (`elements.rs`).
     pub(crate) frames: crate::elements::FrameState,
+    /// The session's files as the browser may read them (`upload.rs`); none on a remote browser.
+    pub(crate) files_dir: Option<std::path::PathBuf>,
 }
 
 impl SessionPage {
@@ -65,6 +67,7 @@ impl SessionPage {
         opener: TabOpener,
         settings: &BrowserSettings,
         policy: DomainPolicy,
+        files_dir: Option<std::path::PathBuf>,
     ) -> Result<Self, BrowserError> {
         let tab = Tab::prepare(page, settings.cdp_timeout).await?;
         let created = within(
@@ -84,6 +87,7 @@ impl SessionPage {
             adopting: AtomicUsize::new(0),
             tab_changes: tokio::sync::watch::Sender::new(0),
             frames: Default::default(),
+            files_dir,
         });
         let watcher = tokio::spawn(adopt_popups(Arc::downgrade(&inner), created));
         if let Ok(mut slot) = inner.popups.lock() {

@@ -4,6 +4,7 @@
 //! context is disposed when the lease drops, by a task the pool owns and waits for at shutdown.
 
 use crate::config::BrowserSettings;
+use crate::downloads::DownloadLimits;
 use crate::error::{within, BrowserError};
 use crate::lease::{BrowserLease, ContextGuard, Replacement};
 use crate::page::SessionPage;
@@ -11,7 +12,6 @@ use crate::process::BrowserProcess;
 use crate::tabs::TabOpener;
 use crate::warm::{refill_loop, Waiting, WarmPool};
 use crate::DomainPolicy;
-use chromiumoxide::cdp::browser_protocol::browser::{SetDownloadBehaviorBehavior, SetDownloadBehaviorParams};
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -172,16 +172,25 @@ impl BrowserPool {
         let context = within(timeout, "create browser context", process.browser.create_browser_context(params)).await?;
         process.contexts.fetch_add(1, Ordering::SeqCst);
         // From here on the guard disposes the context if anything fails.
-        let guard = ContextGuard { process, context, tracker: self.inner.tracker.clone(), timeout, _proxy: proxy };
-        // Nothing a page offers for download is written anywhere.
-        let mut downloads = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::Deny);
-        downloads.browser_context_id = Some(guard.context.clone());
-        within(timeout, "deny downloads", guard.process.browser.execute(downloads)).await?;
+        let mut guard = ContextGuard {
+            process,
+            context,
+            tracker: self.inner.tracker.clone(),
+            timeout,
+            _proxy: proxy,
+            downloads: None,
+        };
+        // Downloads land in the context's own directory, under the caps (denied on a remote browser).
+        let settings = &self.inner.settings;
+        let limits = DownloadLimits { per_file: settings.max_file_bytes, per_session: settings.max_session_file_bytes };
+        guard.downloads =
+            crate::downloads::open(&guard.process, &guard.context, settings.run_as, limits, timeout).await?;
         let mut target = CreateTargetParams::new("about:blank");
         target.browser_context_id = Some(guard.context.clone());
         let page = within(timeout, "create page", guard.process.browser.new_page(target)).await?;
         let opener = TabOpener { process: guard.process.clone(), context: guard.context.clone() };
-        let page = SessionPage::new(page, opener, &self.inner.settings, policy).await?;
+        let files_dir = guard.downloads.as_ref().map(|a| a.dir().join(crate::upload::FILES_DIR));
+        let page = SessionPage::new(page, opener, &self.inner.settings, policy, files_dir).await?;
         Ok(Replacement { page, guard })
     }
 

@@ -115,12 +115,68 @@ impl EndReason {
     }
 }
 
+/// A file a session's page downloaded (`name` and the rest), or one refused (`error`, `code`): the
+/// `download` event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DownloadEvent {
+    /// Always `download`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
+}
+
+impl DownloadEvent {
+    pub fn saved(name: String, bytes: u64, sha256: String, mime_type: String) -> Self {
+        DownloadEvent {
+            kind: "download",
+            name: Some(name),
+            bytes: Some(bytes),
+            sha256: Some(sha256),
+            mime_type: Some(mime_type),
+            error: None,
+            code: None,
+        }
+    }
+    pub fn refused(error: String, code: ErrorCode) -> Self {
+        DownloadEvent {
+            kind: "download",
+            name: None,
+            bytes: None,
+            sha256: None,
+            mime_type: None,
+            error: Some(error),
+            code: Some(code),
+        }
+    }
+}
+
 /// Everything a session publishes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionEvent {
-    Task { task_id: String, event: TaskEvent },
-    EndSession { reason: EndReason },
-    InstanceDisconnected { grace_period_ms: u64 },
+    Task {
+        task_id: String,
+        event: TaskEvent,
+    },
+    /// A file landed in the session's area (or was refused).
+    Download(DownloadEvent),
+    EndSession {
+        reason: EndReason,
+    },
+    InstanceDisconnected {
+        grace_period_ms: u64,
+    },
     InstanceReconnected,
 }
 
@@ -134,6 +190,7 @@ impl SessionEvent {
                 ("instance:disconnected", json!({"gracePeriod": grace_period_ms}))
             }
             SessionEvent::InstanceReconnected => ("instance:reconnected", json!({})),
+            SessionEvent::Download(d) => ("download", serde_json::to_value(d).unwrap_or_else(|_| json!({}))),
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod egress;
 pub mod error;
 pub mod events;
 pub mod fields;
+pub mod files;
 pub mod geometry;
 pub mod ids;
 pub mod output;

@@ -230,10 +230,27 @@ pub enum StateCommand {
 pub enum Interaction {
     TakeOverControl,
     ReleaseControl,
-    Click { x: f64, y: f64 },
-    DoubleClick { x: f64, y: f64 },
-    Type { text: String, human_like: bool },
-    KeyPress { key: String },
+    Click {
+        x: f64,
+        y: f64,
+    },
+    DoubleClick {
+        x: f64,
+        y: f64,
+    },
+    Type {
+        text: String,
+        human_like: bool,
+    },
+    KeyPress {
+        key: String,
+    },
+    /// Sets the session's file `name` on the file input at the frame point.
+    Upload {
+        name: String,
+        x: f64,
+        y: f64,
+    },
 }
 
 /// One message of send-message (or of the WebSocket channel).
@@ -368,8 +385,14 @@ fn parse_interaction(f: &Fields<'_>) -> Result<Interaction, ApiError> {
                 )))
             }
         }
+        "UPLOAD" => {
+            let name = f.req_str("name")?;
+            crate::files::check_name(name).map_err(|e| invalid_params(format!("action.name: {e}")))?;
+            parse_point(f).map(|(x, y)| Interaction::Upload { name: name.to_owned(), x, y })
+        }
         other => Err(invalid_params(format!(
-            "unknown action.type {other:?}; expected takeOverControl, releaseControl, CLICK, DOUBLE_CLICK, TYPE or KEY_PRESS"
+            "unknown action.type {other:?}; expected takeOverControl, releaseControl, CLICK, DOUBLE_CLICK, TYPE, \
+             KEY_PRESS or UPLOAD"
         ))),
     }
 }

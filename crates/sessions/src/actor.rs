@@ -8,11 +8,12 @@ use crate::manager::Shared;
 use crate::recovery::{instance_lost_error, Snapshot};
 use crate::runner::{self, RunningTask, TaskStart};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use webpilot_agent::AgentError;
-use webpilot_browser::{BrowserLease, SessionPage};
+use webpilot_browser::{BrowserLease, DownloadOutcome, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::geometry::frame_to_page;
 use webpilot_core::params::{Interaction, StateCommand};
@@ -20,6 +21,9 @@ use webpilot_core::state::{transition, Input, SessionState};
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+
+/// How long a session that closes itself after its task waits for a download to begin.
+const DOWNLOAD_QUIET: Duration = Duration::from_secs(1);
 
 /// Manual interactions one session may have waiting for their turn or running.
 pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
@@ -84,6 +88,7 @@ enum Wake {
     InstanceLost,
     Snapshot,
     End(EndReason),
+    Download(DownloadOutcome),
 }
 
 /// Resolves when the browser hosting the session dies.
@@ -122,6 +127,7 @@ impl SessionActor {
                 cmd = self.rx.recv() => Wake::Command(cmd),
                 _ = lease_lost(&self.lease) => Wake::InstanceLost,
                 _ = tokio::time::sleep_until(self.next_snapshot) => Wake::Snapshot,
+                download = self.lease.next_download() => Wake::Download(download),
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),
             };
             let end = match wake {
@@ -138,6 +144,10 @@ impl SessionActor {
                     None
                 }
                 Wake::End(reason) => Some(reason),
+                Wake::Download(outcome) => {
+                    self.on_download(outcome).await;
+                    None
+                }
             };
             if let Some(reason) = end {
                 break reason;
@@ -224,6 +234,7 @@ impl SessionActor {
                 return Err(e);
             }
         };
+        self.place_files().await;
         let running = runner::spawn(
             self.shared.agent.clone(),
             self.lease.page().clone(),
@@ -325,6 +336,9 @@ impl SessionActor {
             )));
             return;
         }
+        if matches!(action, Interaction::Upload { .. }) {
+            self.place_files().await;
+        }
         let page = self.lease.page().clone();
         let lock = self.input_lock.clone();
         self.interactions.spawn(async move {
@@ -336,6 +350,9 @@ impl SessionActor {
                 }
                 Interaction::Type { text, human_like } => page.type_text(&text, human_like).await.map(|_| "typed"),
                 Interaction::KeyPress { key } => page.press_key(&key).await.map(|_| "key pressed"),
+                Interaction::Upload { name, x, y } => {
+                    page.upload_at(frame_to_page(x, y), &name).await.map(|_| "file set on the input")
+                }
                 Interaction::TakeOverControl | Interaction::ReleaseControl => Ok("done"),
             };
             let _ = reply.send(result.map(str::to_owned).map_err(|e| ApiError::new(e.code(), e.to_string())));
@@ -413,6 +430,17 @@ impl SessionActor {
         // The user's place is free on every node before anyone is told the session ended.
         self.slot.release().await;
         self.shared.unregister_session(&self.id);
+        // Downloads still under way are kept (stored under the ended session's id). The context lingers
+        // for them alone: its browser slot is free meanwhile, and the wait is not charged.
+        if reason != EndReason::InstanceLost {
+            self.lease.release_slot();
+            let quiet = match reason {
+                // The session closes itself after its task: a download the last step started is kept.
+                EndReason::TerminateOnCompletion | EndReason::Completed => DOWNLOAD_QUIET,
+                _ => Duration::ZERO,
+            };
+            self.settle_downloads(quiet).await;
+        }
         let _ = self.bus.send(SessionEvent::EndSession { reason });
         tracing::info!(session = %self.id, reason = reason.as_str(), "session ended");
         let replies = std::mem::take(&mut self.end_replies);

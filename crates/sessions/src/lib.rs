@@ -5,6 +5,7 @@
 mod accounts;
 mod actor;
 mod admission;
+mod files;
 mod live;
 mod manager;
 mod recovery;

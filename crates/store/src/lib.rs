@@ -7,6 +7,7 @@
 //! own migration folder.
 
 mod claims;
+mod files;
 mod keys;
 mod nodes;
 mod recordings;
@@ -18,6 +19,7 @@ mod users;
 mod webhooks;
 
 pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
+pub use files::{FileRecord, NewFile};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
 pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use recordings::{RecordingRecord, RecordingStatus, RecordingTotals};

@@ -1,6 +1,7 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
 mod dynamic;
+pub mod files;
 mod html;
 mod login;
 mod pages;
@@ -18,7 +19,7 @@ use axum::http::header::{COOKIE, HOST};
 use axum::http::HeaderMap;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -159,6 +160,11 @@ fn router(state: SiteState) -> Router {
         .route("/probe/sw.js", get(probes::service_worker))
         .route("/redirect", get(probes::redirect))
         .route("/download", get(probes::download))
+        .route("/files", get(files::files))
+        .route("/files/report.csv", get(files::report))
+        .route("/files/big", get(files::big))
+        .route("/files/upload", get(files::upload_form))
+        .route("/files/echo", post(files::echo))
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))

@@ -58,6 +58,15 @@ pub struct ServeConfig {
     /// session's task sees PAGE_CRASH, the other sessions go on. 0 turns the cap off.
     #[arg(long, env = "WEBPILOT_SESSION_MEMORY_MIB", default_value_t = 1024)]
     pub session_memory_mib: u64,
+    /// Largest file a session keeps (bytes): a bigger download is cancelled, a bigger upload refused.
+    #[arg(long, env = "WEBPILOT_MAX_FILE_BYTES", default_value_t = 50 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_file_bytes: u64,
+    /// Most bytes of files (downloads and uploads) one session keeps.
+    #[arg(long, env = "WEBPILOT_MAX_SESSION_FILE_BYTES", default_value_t = 200 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_session_file_bytes: u64,
+    /// How long a session's files are kept after they were made (hours); then they are purged.
+    #[arg(long, env = "WEBPILOT_FILE_RETENTION_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=8760))]
+    pub file_retention_hours: u64,
     /// Most sessions open at once; more get 503 NO_INSTANCES_AVAILABLE.
     #[arg(long, env = "WEBPILOT_MAX_SESSIONS", default_value_t = 4)]
     pub max_sessions: usize,

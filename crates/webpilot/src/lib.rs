@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod config;
 mod node;
+mod purge;
 pub mod recordings;
 pub mod telemetry;
 
@@ -132,6 +133,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         session_memory_mib: serve.session_memory_mib,
         endpoints: serve.browser_endpoints.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect(),
         egress_listen: serve.egress_listen,
+        max_file_bytes: serve.max_file_bytes,
+        max_session_file_bytes: serve.max_session_file_bytes,
         ..BrowserSettings::default()
     });
     let agent = build_agent(serve)?;
@@ -193,6 +196,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     };
     webpilot_webhooks::spawn_worker(store.clone(), webhook_config, &webhooks, stop.clone());
     let recording_node = node_id.clone();
+    purge::spawn(store.clone(), Duration::from_secs(serve.file_retention_hours * 3600), stop.clone());
     let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");

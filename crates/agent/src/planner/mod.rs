@@ -80,6 +80,7 @@ fn describe(step: &Step) -> String {
         Step::Back => "go back".into(),
         Step::Click(t) => format!("click {t:?}"),
         Step::Type { field, .. } => format!("type into {field:?}"),
+        Step::Upload { name, field } => format!("upload {name:?} into {field:?}"),
         Step::Press(k) => format!("press {k}"),
         Step::Scroll(dy) => format!("scroll by {dy}"),
         Step::Wait(ms) => format!("wait {ms} ms"),
@@ -118,6 +119,10 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             let value = crate::reveal::reveal(ctx, text, None).await?;
             control.act(page.fill(field, &value)).await?;
             ctx.events.action("type", json!({ "field": field, "length": text.chars().count() }));
+        }
+        Step::Upload { name, field } => {
+            control.act(page.upload_into(field, name)).await?;
+            ctx.events.action("upload", json!({ "name": name, "field": field }));
         }
         Step::Press(key) => {
             control.act(page.press_key(key)).await?;

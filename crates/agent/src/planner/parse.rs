@@ -8,7 +8,15 @@ pub enum Step {
     Navigate(String),
     Back,
     Click(String),
-    Type { text: String, field: String },
+    Type {
+        text: String,
+        field: String,
+    },
+    /// Sets the session's file `name` on the file input `field`.
+    Upload {
+        name: String,
+        field: String,
+    },
     Press(String),
     Scroll(i64),
     Wait(u64),
@@ -34,7 +42,8 @@ impl std::fmt::Display for ParseError {
         write!(
             f,
             "the offline planner does not understand step {} ({:?}); it follows explicit steps such as: \
-             open <url>; click \"<text>\"; type \"<text>\" into \"<field>\"; press Enter; scroll down; \
+             open <url>; click \"<text>\"; type \"<text>\" into \"<field>\"; \
+             upload \"<file name>\" into \"<field>\"; press Enter; scroll down; \
              wait 2 seconds; wait for \"<text>\"; go back; report the title; report the url; \
              report the text of \"<selector or text>\"; ask the human \"<question>\"",
             self.index, self.step
@@ -262,6 +271,12 @@ fn parse_step(step: &str) -> Option<Step> {
         let target = unquote(&strip_suffixes(rest, &[" link", " button"]));
         return (!target.is_empty()).then_some(Step::Click(target));
     }
+    if let Some(rest) = after(step, &["upload ", "attach "]) {
+        let (name, field) = split_at_keyword(rest, &[" into ", " to ", " in "])?;
+        let field = after(field, &["the "]).unwrap_or(field);
+        let field = unquote(&strip_suffixes(field, &[" field", " input"]));
+        return Some(Step::Upload { name: unquote(name), field });
+    }
     if let Some(rest) = after(step, &["type ", "enter ", "write "]) {
         let (text, field) = split_at_keyword(rest, &[" into ", " in "])?;
         let field = after(field, &["the "]).unwrap_or(field);
@@ -393,6 +408,14 @@ mod tests {
                 Step::Back,
                 Step::ReportTitle,
             ]
+        );
+    }
+
+    #[test]
+    fn an_upload_step_parses() {
+        assert_eq!(
+            parse("upload \"cv.pdf\" into the \"Document\" field").unwrap(),
+            vec![Step::Upload { name: "cv.pdf".into(), field: "Document".into() }]
         );
     }
 

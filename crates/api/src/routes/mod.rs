@@ -4,6 +4,7 @@
 
 mod chat;
 mod console;
+mod files;
 mod health;
 mod internal;
 mod mcp;
@@ -18,6 +19,7 @@ mod whep;
 use crate::error::ErrorResponse;
 use crate::openapi::{ApiDoc, SecurityAndLimits};
 use crate::state::AppState;
+use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, get, post};
@@ -39,6 +41,9 @@ pub fn router(state: AppState) -> Router {
         true => Router::new().route("/metrics", get(crate::metrics::render)),
         false => Router::new(),
     };
+    // An upload one byte over the cap is read far enough to be refused with FILE_TOO_LARGE.
+    let upload_limit =
+        usize::try_from(state.manager.pool().settings().max_file_bytes.saturating_add(1)).unwrap_or(usize::MAX);
     let (documented, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(v1)
         .routes(routes!(sessions::start_session))
@@ -66,6 +71,11 @@ pub fn router(state: AppState) -> Router {
         .route("/recordings/{session_id}", get(recordings::get).delete(recordings::remove))
         .route("/recordings/{session_id}/video.webm", get(recordings::video))
         .route("/recordings/{session_id}/events", get(recordings::events))
+        .route(
+            "/sessions/{session_id}/files",
+            get(files::list).post(files::upload).layer(DefaultBodyLimit::max(upload_limit)),
+        )
+        .route("/sessions/{session_id}/files/{name}", get(files::fetch).delete(files::remove))
         .route("/internal/{call}", post(internal::call))
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share))

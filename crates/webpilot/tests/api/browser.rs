@@ -263,10 +263,12 @@ fn find_files(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// A download goes to the store (files.rs), not to any place on disk under its own name: Chromium saves it
+/// by guid in the context's directory, which the service empties as it reads the file.
 /// (Checked against its opposite once: with the context's download behaviour set to `allow` into a
 /// directory, the file appeared there and this test failed.)
 #[tokio::test]
-async fn downloads_are_refused() {
+async fn downloads_leave_no_file_on_disk() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
     let sid = app.start_session(&key, json!({})).await;

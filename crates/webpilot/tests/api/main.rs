@@ -21,6 +21,7 @@ mod devtools;
 mod edge_cases;
 mod egress;
 mod endpoints;
+mod files;
 mod input_rules;
 mod live_view;
 mod live_view_secrets;

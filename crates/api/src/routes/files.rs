@@ -1,0 +1,162 @@
+//! `GET /sessions/{id}/files`, `GET|DELETE /sessions/{id}/files/{name}` and `POST /sessions/{id}/files?name=`:
+//! a session's files, served from the store, so any node answers, during the session and after it ended
+//! (until the files are purged). Another user's session is `SESSION_NOT_FOUND`, as on every session call.
+
+use crate::auth::AuthUser;
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Serialize};
+use webpilot_core::files::{check_name, mime_for, FileSource};
+use webpilot_core::{ApiError, ErrorCode, SessionId};
+use webpilot_store::{FileRecord, NewFile, User};
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileView {
+    name: String,
+    bytes: i64,
+    sha256: String,
+    mime_type: String,
+    created_at: i64,
+    source: String,
+}
+
+impl From<FileRecord> for FileView {
+    fn from(r: FileRecord) -> Self {
+        FileView {
+            name: r.name,
+            bytes: r.bytes,
+            sha256: r.sha256,
+            mime_type: r.mime_type,
+            created_at: r.created_at,
+            source: r.source,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct FileList {
+    success: bool,
+    files: Vec<FileView>,
+}
+
+#[derive(Serialize)]
+pub struct FileStored {
+    success: bool,
+    file: FileView,
+}
+
+#[derive(Serialize)]
+pub struct Done {
+    success: bool,
+    message: &'static str,
+}
+
+#[derive(Deserialize)]
+pub struct UploadQuery {
+    name: Option<String>,
+}
+
+fn stored(e: webpilot_store::StoreError) -> ApiError {
+    tracing::error!(error = %e, "a session file store call failed");
+    ApiError::code(ErrorCode::InternalError)
+}
+
+fn valid_name(name: &str) -> Result<(), ApiError> {
+    check_name(name).map_err(|e| ApiError::new(ErrorCode::InvalidParams, e.to_string()))
+}
+
+/// The session `id` when it is `user`'s (live or ended); SESSION_NOT_FOUND otherwise.
+async fn owned(state: &AppState, user: &User, id: &str) -> Result<SessionId, ApiError> {
+    let id = SessionId::from_string(id);
+    match state.store.get_session(&id).await.map_err(stored)? {
+        Some(s) if s.user_id == user.id => Ok(id),
+        _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
+    }
+}
+
+/// `GET /sessions/{id}/files`.
+pub async fn list(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session): Path<String>,
+) -> Result<Json<FileList>, ErrorResponse> {
+    let session = owned(&state, &user, &session).await?;
+    let files = state.store.list_files(&session).await.map_err(stored)?;
+    Ok(Json(FileList { success: true, files: files.into_iter().map(FileView::from).collect() }))
+}
+
+/// `GET /sessions/{id}/files/{name}`: the bytes, with the file's MIME type.
+pub async fn fetch(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path((session, name)): Path<(String, String)>,
+) -> Result<Response, ErrorResponse> {
+    let session = owned(&state, &user, &session).await?;
+    valid_name(&name)?;
+    let Some((meta, content)) = state.store.get_file(&session, &name).await.map_err(stored)? else {
+        return Err(ApiError::code(ErrorCode::FileNotFound).into());
+    };
+    let mime = HeaderValue::from_str(&meta.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    // The name is sent percent-encoded (RFC 6266 `filename*`), so no character of it can break the header.
+    let encoded: String = url::form_urlencoded::byte_serialize(meta.name.as_bytes()).collect();
+    let disposition = HeaderValue::from_str(&format!("attachment; filename*=UTF-8''{}", encoded.replace('+', "%20")))
+        .unwrap_or(HeaderValue::from_static("attachment"));
+    Ok(([(CONTENT_TYPE, mime), (CONTENT_DISPOSITION, disposition)], content).into_response())
+}
+
+/// `DELETE /sessions/{id}/files/{name}`.
+pub async fn remove(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path((session, name)): Path<(String, String)>,
+) -> Result<Json<Done>, ErrorResponse> {
+    let session = owned(&state, &user, &session).await?;
+    valid_name(&name)?;
+    match state.store.delete_file(&session, &name).await.map_err(stored)? {
+        true => Ok(Json(Done { success: true, message: "file deleted" })),
+        false => Err(ApiError::code(ErrorCode::FileNotFound).into()),
+    }
+}
+
+/// `POST /sessions/{id}/files?name=<name>` with the file as the raw body: an upload into the session's
+/// area, under the same caps and name rules as downloads (a taken name is numbered).
+pub async fn upload(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session): Path<String>,
+    Query(query): Query<UploadQuery>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<FileStored>, ErrorResponse> {
+    let session = owned(&state, &user, &session).await?;
+    let Some(name) = query.name else {
+        return Err(ApiError::new(ErrorCode::MissingRequiredField, "the query parameter name is required").into());
+    };
+    valid_name(&name)?;
+    let settings = state.manager.pool().settings();
+    let (per_file, per_session) = (settings.max_file_bytes, settings.max_session_file_bytes);
+    let too_large = || ApiError::new(ErrorCode::FileTooLarge, format!("a file may have at most {per_file} bytes"));
+    let content = body.map_err(|e| match e.status() {
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE => too_large(),
+        _ => ApiError::new(ErrorCode::InvalidParams, "the request body could not be read"),
+    })?;
+    if content.len() as u64 > per_file {
+        return Err(too_large().into());
+    }
+    let used = u64::try_from(state.store.session_file_bytes(&session).await.map_err(stored)?).unwrap_or(0);
+    if used.saturating_add(content.len() as u64) > per_session {
+        let msg = format!("the session's files may have at most {per_session} bytes in all; delete one first");
+        return Err(ApiError::new(ErrorCode::FileTooLarge, msg).into());
+    }
+    let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
+    let record = state.store.insert_file(&session, &user.id, file).await.map_err(stored)?;
+    tracing::info!(session = %session, bytes = record.bytes, "a file was uploaded");
+    Ok(Json(FileStored { success: true, file: record.into() }))
+}

@@ -1,0 +1,171 @@
+//! Session files: what a session's pages downloaded or a client uploaded, metadata and bytes, so any node
+//! serves them, also after the session ended, until `purge_files` drops them. Names are unique within a
+//! session: a taken name gets ` (n)` before its extension.
+
+use crate::{now_ms, retry, Result, Store};
+use sha2::{Digest, Sha256};
+use webpilot_core::files::{numbered, FileSource};
+use webpilot_core::{SessionId, UserId};
+
+/// Most alternatives tried for a taken name.
+const MAX_NUMBERED: u32 = 1000;
+
+/// A stored file's metadata.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FileRecord {
+    pub name: String,
+    pub bytes: i64,
+    pub sha256: String,
+    pub mime_type: String,
+    pub source: String,
+    pub created_at: i64,
+}
+
+/// A file to store.
+#[derive(Debug, Clone, Copy)]
+pub struct NewFile<'a> {
+    /// The wanted name (already valid); numbered when the session has one of that name.
+    pub name: &'a str,
+    pub mime_type: &'a str,
+    pub source: FileSource,
+    pub content: &'a [u8],
+}
+
+impl Store {
+    /// Stores `file` in `session`'s area under its name, or the first free numbered one.
+    pub async fn insert_file(&self, session: &SessionId, user: &UserId, file: NewFile<'_>) -> Result<FileRecord> {
+        let sha256 = hex::encode(Sha256::digest(file.content));
+        let bytes = i64::try_from(file.content.len()).unwrap_or(i64::MAX);
+        retry::on_busy("store a session file", || async {
+            let mut tx = self.pool.begin().await?;
+            let taken: Vec<String> = sqlx::query_scalar("SELECT name FROM files WHERE session_id = $1")
+                .bind(session.as_str())
+                .fetch_all(&mut *tx)
+                .await?;
+            let mut name = file.name.to_owned();
+            let mut n = 1;
+            while taken.contains(&name) && n <= MAX_NUMBERED {
+                name = numbered(file.name, n);
+                n += 1;
+            }
+            let record = FileRecord {
+                name,
+                bytes,
+                sha256: sha256.clone(),
+                mime_type: file.mime_type.to_owned(),
+                source: file.source.as_str().to_owned(),
+                created_at: now_ms(),
+            };
+            sqlx::query(
+                "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .bind(session.as_str())
+            .bind(user.as_str())
+            .bind(&record.name)
+            .bind(record.bytes)
+            .bind(&record.sha256)
+            .bind(&record.mime_type)
+            .bind(&record.source)
+            .bind(record.created_at)
+            .bind(file.content)
+            .execute(&mut *tx)
+            .await?;
+            tx.commit().await?;
+            Ok(record)
+        })
+        .await
+    }
+
+    /// The files of `session`, oldest first.
+    pub async fn list_files(&self, session: &SessionId) -> Result<Vec<FileRecord>> {
+        Ok(sqlx::query_as(
+            "SELECT name, bytes, sha256, mime_type, source, created_at FROM files
+             WHERE session_id = $1 ORDER BY created_at, name",
+        )
+        .bind(session.as_str())
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The bytes stored for `session` so far (what its per-session cap counts).
+    pub async fn session_file_bytes(&self, session: &SessionId) -> Result<i64> {
+        let total: Option<i64> =
+            sqlx::query_scalar("SELECT CAST(SUM(bytes) AS BIGINT) FROM files WHERE session_id = $1")
+                .bind(session.as_str())
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(total.unwrap_or(0))
+    }
+
+    /// One file of `session` with its bytes.
+    pub async fn get_file(&self, session: &SessionId, name: &str) -> Result<Option<(FileRecord, Vec<u8>)>> {
+        let meta: Option<FileRecord> = sqlx::query_as(
+            "SELECT name, bytes, sha256, mime_type, source, created_at FROM files WHERE session_id = $1 AND name = $2",
+        )
+        .bind(session.as_str())
+        .bind(name)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(meta) = meta else { return Ok(None) };
+        let content: Option<Vec<u8>> =
+            sqlx::query_scalar("SELECT content FROM files WHERE session_id = $1 AND name = $2")
+                .bind(session.as_str())
+                .bind(name)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(content.map(|c| (meta, c)))
+    }
+
+    /// Removes one file of `session`; false when there is none.
+    pub async fn delete_file(&self, session: &SessionId, name: &str) -> Result<bool> {
+        let done = sqlx::query("DELETE FROM files WHERE session_id = $1 AND name = $2")
+            .bind(session.as_str())
+            .bind(name)
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Drops every file stored before `before` (ms); returns how many.
+    pub async fn purge_files(&self, before: i64) -> Result<u64> {
+        let done = retry::on_busy("purge session files", || async {
+            Ok(sqlx::query("DELETE FROM files WHERE created_at < $1").bind(before).execute(&self.pool).await?)
+        })
+        .await?;
+        Ok(done.rows_affected())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::store;
+
+    #[tokio::test]
+    async fn files_keep_their_bytes_get_unique_names_and_are_purged() {
+        let (s, _d) = store().await;
+        let u = s.create_user("f", 0).await.unwrap();
+        let sid = SessionId::new();
+        let content: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+        let file = NewFile {
+            name: "a.bin",
+            mime_type: "application/octet-stream",
+            source: FileSource::Download,
+            content: &content,
+        };
+        let first = s.insert_file(&sid, &u.id, file).await.unwrap();
+        let second = s.insert_file(&sid, &u.id, file).await.unwrap();
+        assert_eq!((first.name.as_str(), second.name.as_str()), ("a.bin", "a (1).bin"));
+        assert_eq!(first.sha256, hex::encode(Sha256::digest(&content)));
+        let (meta, bytes) = s.get_file(&sid, "a (1).bin").await.unwrap().expect("stored");
+        assert_eq!((meta.bytes, bytes), (70_000, content));
+        assert_eq!(s.session_file_bytes(&sid).await.unwrap(), 140_000);
+        assert!(s.delete_file(&sid, "a.bin").await.unwrap());
+        assert!(!s.delete_file(&sid, "a.bin").await.unwrap());
+        assert_eq!(s.list_files(&sid).await.unwrap().len(), 1);
+        assert_eq!(s.purge_files(now_ms() + 1).await.unwrap(), 1);
+        assert!(s.list_files(&sid).await.unwrap().is_empty());
+        assert_eq!(s.session_file_bytes(&sid).await.unwrap(), 0);
+    }
+}
