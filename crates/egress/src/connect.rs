@@ -76,7 +76,8 @@ impl Connector {
 
 /// The addresses of a canonical host: an IP literal is itself; `localhost` and `*.localhost` are
 /// loopback, as in Chromium (RFC 6761), without asking DNS; anything else is resolved by the system.
-async fn resolve(host: &str, port: u16) -> Result<Vec<IpAddr>, EgressFailure> {
+/// Also what webhook targets are checked against, so both decide on the same addresses.
+pub async fn resolve(host: &str, port: u16) -> Result<Vec<IpAddr>, EgressFailure> {
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![ip]);
     }

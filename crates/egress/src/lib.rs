@@ -7,5 +7,6 @@ mod connect;
 mod policy;
 mod proxy;
 
+pub use connect::resolve;
 pub use policy::{Denial, DomainPolicy, EgressFailure, Failure};
 pub use proxy::{EgressProxy, ProxyListen, EGRESS_DENIED_HEADER};

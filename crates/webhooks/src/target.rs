@@ -3,9 +3,10 @@
 //! at registration and again at each delivery, and the delivery connects to the addresses checked, so a
 //! DNS answer that changes in between (rebinding) cannot reach a private address.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use webpilot_core::egress::{decide, AllowEntry, Decision, SessionPolicy};
 use webpilot_core::policy::canonical_host;
+use webpilot_egress::resolve;
 
 /// Why a URL is not a webhook target.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,18 +57,6 @@ pub async fn check_url(raw: &str, allow: &[AllowEntry]) -> Result<Target, Target
     }
     let domain = host.parse::<IpAddr>().is_err().then_some(host);
     Ok(Target { url, domain, addrs: ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect() })
-}
-
-/// The addresses of a canonical host: an IP literal is itself; `localhost` and `*.localhost` are loopback
-/// (as the browser's egress proxy treats them), without asking DNS; anything else is resolved.
-async fn resolve(host: &str, port: u16) -> std::io::Result<Vec<IpAddr>> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![ip]);
-    }
-    if host == "localhost" || host.ends_with(".localhost") {
-        return Ok(vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)]);
-    }
-    Ok(tokio::net::lookup_host((host, port)).await?.map(|a| a.ip()).collect())
 }
 
 #[cfg(test)]
