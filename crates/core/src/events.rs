@@ -89,7 +89,7 @@ impl TaskEvent {
 }
 
 /// Why a session ended (the `reason` of `end_session`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub enum EndReason {
     #[serde(rename = "completed")]
     Completed,

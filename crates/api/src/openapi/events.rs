@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use webpilot_core::events::{Guardrail as GuardrailData, ResultData};
+use webpilot_core::events::{EndReason, Guardrail as GuardrailData, ResultData};
 
 /// A task-level Socket.IO `message` event, selected by `type`; every kind carries its `taskId`.
 #[derive(Serialize, ToSchema)]
@@ -102,20 +102,6 @@ pub struct TaskErrorEvent {
 #[derive(Serialize, ToSchema)]
 pub struct EndSessionEvent {
     reason: EndReason,
-}
-
-#[derive(Serialize, ToSchema)]
-pub enum EndReason {
-    #[serde(rename = "completed")]
-    Completed,
-    #[serde(rename = "terminated")]
-    Terminated,
-    #[serde(rename = "expired")]
-    Expired,
-    #[serde(rename = "terminateOnCompletion")]
-    TerminateOnCompletion,
-    #[serde(rename = "instance_lost")]
-    InstanceLost,
 }
 
 /// Socket.IO event `instance:disconnected`: the session waits `gracePeriod` ms for its browser.
