@@ -54,6 +54,8 @@ pub struct AppState {
     pub whep: Arc<WhepViewers>,
     /// Signs and checks the live-view URLs' tokens.
     pub stream_key: Arc<StreamKey>,
+    /// Open DevTools connections per session (`/cdp/{id}`).
+    pub cdp: Arc<crate::routes::CdpConnections>,
     /// Renders `/metrics` (none when metrics are off).
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// The link to Redis when nodes share one (`--redis-url`).

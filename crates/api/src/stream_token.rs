@@ -20,6 +20,8 @@ pub enum Scope {
     Control,
     /// Watch only: the link an owner shares.
     Watch,
+    /// The session's DevTools endpoint (`cdpURL`); it opens no live view.
+    Devtools,
 }
 
 impl Scope {
@@ -27,6 +29,7 @@ impl Scope {
         match self {
             Scope::Control => "c",
             Scope::Watch => "w",
+            Scope::Devtools => "d",
         }
     }
 
@@ -34,6 +37,7 @@ impl Scope {
         match tag {
             "c" => Some(Scope::Control),
             "w" => Some(Scope::Watch),
+            "d" => Some(Scope::Devtools),
             _ => None,
         }
     }

@@ -57,6 +57,28 @@ pub fn streaming(config: &ApiConfig, stream_key: &StreamKey, session_id: &str, l
     }
 }
 
+/// The session's DevTools endpoint (`ws://` or `wss://` as the public URL is `http://` or `https://`),
+/// with `token` when given.
+pub fn cdp_url(config: &ApiConfig, session_id: &str, token: Option<&str>) -> String {
+    let base = &config.public_url;
+    let ws = match base.strip_prefix("https://") {
+        Some(rest) => format!("wss://{rest}"),
+        None => format!("ws://{}", base.strip_prefix("http://").unwrap_or(base)),
+    };
+    match token {
+        Some(t) => format!("{ws}/cdp/{session_id}?token={t}"),
+        None => format!("{ws}/cdp/{session_id}"),
+    }
+}
+
+/// The owner's DevTools endpoint of a session, with a `cdp` token valid for `lifetime_ms` more plus a margin.
+pub fn owner_cdp_url(config: &ApiConfig, stream_key: &StreamKey, session_id: &str, lifetime_ms: u64) -> String {
+    let lifetime = i64::try_from(lifetime_ms / 1000).unwrap_or(i64::MAX / 2);
+    let expires = chrono::Utc::now().timestamp() + lifetime + STREAM_TOKEN_MARGIN_SECONDS;
+    let token = stream_key.issue(session_id, Scope::Devtools, expires);
+    cdp_url(config, session_id, Some(&token))
+}
+
 /// Body of start-session.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -73,6 +95,9 @@ pub struct SessionStarted {
     session_id: String,
     #[serde(rename = "socketURL")]
     socket_url: String,
+    /// The session's DevTools endpoint for Playwright, Puppeteer or any CDP client (docs/cdp.md).
+    #[serde(rename = "cdpURL")]
+    cdp_url: String,
     streaming: Streaming,
     success: bool,
     /// Present when an initial task was given.
@@ -97,6 +122,7 @@ pub fn session_started(
         poll_url: s.task.as_ref().map(|t| poll_url(config, t)),
         session_id: s.session_id.to_string(),
         socket_url: socket_url.to_owned(),
+        cdp_url: owner_cdp_url(config, stream_key, s.session_id.as_str(), s.expires_in_ms),
         streaming: streaming(config, stream_key, s.session_id.as_str(), s.expires_in_ms),
         success: true,
         task_id: s.task.as_ref().map(|t| t.task_id.to_string()),

@@ -34,33 +34,46 @@ impl Drop for FrameClient {
     }
 }
 
+/// A DevTools connection of its own to `ws_url` (a remote browser's endpoint), as channels: text messages
+/// to the browser, and what it sends back; the two tasks pumping them end with the connection.
+pub(crate) async fn ws_channels(
+    ws_url: &str,
+    timeout: Duration,
+) -> Result<
+    (mpsc::UnboundedSender<String>, mpsc::UnboundedReceiver<String>, [tokio::task::JoinHandle<()>; 2]),
+    BrowserError,
+> {
+    let (ws, _) = tokio::time::timeout(timeout, tokio_tungstenite::connect_async(ws_url))
+        .await
+        .map_err(|_| BrowserError::Timeout("connect to the browser"))?
+        .map_err(|e| BrowserError::Cdp(format!("connecting to the browser failed: {e}")))?;
+    let (mut sink, mut stream) = ws.split();
+    let (out, mut rx) = mpsc::unbounded_channel::<String>();
+    let (answers_tx, answers) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        while let Some(text) = rx.recv().await {
+            if sink.send(Message::text(text)).await.is_err() {
+                break;
+            }
+        }
+    });
+    let reader = tokio::spawn(async move {
+        while let Some(Ok(msg)) = stream.next().await {
+            let Message::Text(text) = msg else { continue };
+            if answers_tx.send(text.as_str().to_owned()).is_err() {
+                break;
+            }
+        }
+    });
+    Ok((out, answers, [writer, reader]))
+}
+
 impl FrameClient {
     /// A client on a DevTools connection of its own (a remote browser's endpoint).
     pub async fn connect(ws_url: &str, timeout: Duration) -> Result<FrameClient, BrowserError> {
-        let (ws, _) = tokio::time::timeout(timeout, tokio_tungstenite::connect_async(ws_url))
-            .await
-            .map_err(|_| BrowserError::Timeout("connect to the browser for frames"))?
-            .map_err(|e| BrowserError::Cdp(format!("connecting to the browser for frames failed: {e}")))?;
-        let (mut sink, mut stream) = ws.split();
-        let (out, mut rx) = mpsc::unbounded_channel::<String>();
-        let (answers_tx, answers) = mpsc::unbounded_channel::<String>();
-        let writer = tokio::spawn(async move {
-            while let Some(text) = rx.recv().await {
-                if sink.send(Message::text(text)).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let reader = tokio::spawn(async move {
-            while let Some(Ok(msg)) = stream.next().await {
-                let Message::Text(text) = msg else { continue };
-                if answers_tx.send(text.as_str().to_owned()).is_err() {
-                    break;
-                }
-            }
-        });
+        let (out, answers, tasks) = ws_channels(ws_url, timeout).await?;
         let mut client = Self::over(out, answers);
-        client.tasks.extend([writer, reader]);
+        client.tasks.extend(tasks);
         Ok(client)
     }
 

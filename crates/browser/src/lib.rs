@@ -3,6 +3,7 @@
 //! the page actions the agent and manual control need, each with a timeout, and sends every request of the
 //! session through its own egress proxy (crate `webpilot-egress`).
 
+mod adopt;
 mod config;
 mod cookies;
 mod downloads;
@@ -20,6 +21,7 @@ mod ping;
 mod pipe;
 mod pool;
 mod process;
+mod relay;
 mod remote;
 mod sandbox;
 mod screencast;
@@ -36,6 +38,7 @@ pub use error::BrowserError;
 pub use lease::{BrowserLease, Replacement};
 pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserPool, PoolStats};
+pub use relay::{DevtoolsScope, RelayEnd};
 pub use sandbox::{identity, BrowserIdentity, RunAs, SandboxError};
 pub use screencast::PageFrame;
 pub use snapshot::{Control, Node, PageSnapshot};

@@ -8,14 +8,12 @@ use crate::tabs::{AbortOnDrop, CrashFlag, Tab, TabOpener, Tabs};
 use crate::DomainPolicy;
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
-use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, TargetInfo};
+use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
-use chromiumoxide::listeners::EventStream;
 use chromiumoxide::Page;
-use futures::StreamExt;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use webpilot_core::geometry::PagePoint;
 
@@ -43,18 +41,18 @@ pub struct SessionPage {
 }
 
 pub(crate) struct Inner {
-    tabs: Mutex<Tabs>,
+    pub(crate) tabs: Mutex<Tabs>,
     pub(crate) opener: TabOpener,
     pub(crate) policy: DomainPolicy,
     pub(crate) cdp_timeout: Duration,
     pub(crate) nav_timeout: Duration,
-    max_tabs: usize,
+    pub(crate) max_tabs: usize,
     /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
     popups: Mutex<Option<AbortOnDrop>>,
     /// Pages the site opened that are being adopted right now (`settle` waits for them).
-    adopting: AtomicUsize,
+    pub(crate) adopting: AtomicUsize,
     /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
-    tab_changes: tokio::sync::watch::Sender<u64>,
+    pub(crate) tab_changes: tokio::sync::watch::Sender<u64>,
     /// Where the frames of the latest snapshot are (`elements.rs`).
     pub(crate) frames: crate::elements::FrameState,
     /// The session's files as the browser may read them (`upload.rs`); none on a remote browser.
@@ -89,7 +87,13 @@ impl SessionPage {
             frames: Default::default(),
             files_dir,
         });
-        let watcher = tokio::spawn(adopt_popups(Arc::downgrade(&inner), created));
+        let destroyed = within(
+            settings.cdp_timeout,
+            "listen for closed tabs",
+            inner.opener.process.browser.event_listener::<EventTargetDestroyed>(),
+        )
+        .await?;
+        let watcher = tokio::spawn(crate::adopt::adopt_pages(Arc::downgrade(&inner), created, destroyed));
         if let Ok(mut slot) = inner.popups.lock() {
             *slot = Some(AbortOnDrop(watcher));
         }
@@ -103,6 +107,17 @@ impl SessionPage {
     /// The session's domain policy (set it before each task).
     pub fn policy(&self) -> &DomainPolicy {
         &self.inner.policy
+    }
+
+    /// What a DevTools client of this session reaches: its context, its file area, its tab cap.
+    pub fn devtools(&self) -> crate::relay::DevtoolsScope {
+        crate::relay::DevtoolsScope {
+            process: self.inner.opener.process.clone(),
+            context: self.inner.opener.context.inner().clone(),
+            files_dir: self.inner.files_dir.clone(),
+            max_tabs: self.inner.max_tabs,
+            timeout: self.inner.cdp_timeout,
+        }
     }
 
     /// Changes whenever a tab opens or closes or another tab becomes active.
@@ -339,8 +354,14 @@ impl SessionPage {
         let tab = Tab::prepare(page, self.inner.cdp_timeout).await?;
         let index = {
             let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
-            tabs.list.push(tab);
-            tabs.active = tabs.list.len() - 1;
+            // The watch over the context's new pages may have adopted it already.
+            match tabs.list.iter().position(|t| t.page.target_id() == tab.page.target_id()) {
+                Some(at) => tabs.active = at,
+                None => {
+                    tabs.list.push(tab);
+                    tabs.active = tabs.list.len() - 1;
+                }
+            }
             tabs.active
         };
         self.inner.tabs_changed();
@@ -380,74 +401,34 @@ impl SessionPage {
 }
 
 impl Inner {
-    fn tabs_changed(&self) {
+    pub(crate) fn tabs_changed(&self) {
         self.tab_changes.send_modify(|n| *n = n.wrapping_add(1));
     }
-}
 
-/// Adopts every page opened by one of the session's pages (it has an opener) as a new, active tab. Its
-/// requests go through the context's egress proxy from the first one on; a popup on an avoided domain
-/// (refused there) is also closed, so the agent does not land on an error page.
-async fn adopt_popups(inner: Weak<Inner>, mut created: EventStream<EventTargetCreated>) {
-    while let Some(event) = created.next().await {
-        let info = &event.target_info;
-        let Some(strong) = inner.upgrade() else { return };
-        if info.r#type != "page"
-            || info.opener_id.is_none()
-            || info.browser_context_id.as_ref() != Some(&strong.opener.context)
-        {
-            continue;
-        }
-        strong.adopting.fetch_add(1, Ordering::SeqCst);
-        adopt_one(&strong, info).await;
-        strong.adopting.fetch_sub(1, Ordering::SeqCst);
+    pub(crate) fn has_tab(&self, target: &TargetId) -> bool {
+        self.tabs.lock().is_ok_and(|tabs| tabs.list.iter().any(|t| t.page.target_id() == target))
     }
-}
 
-/// Attaches one page the site opened and makes it the active tab (or closes it when it is on an avoided
-/// domain).
-async fn adopt_one(strong: &Inner, info: &TargetInfo) {
-    let mut page = None;
-    for _ in 0..20 {
-        if let Ok(p) = strong.opener.process.browser.get_page(info.target_id.clone()).await {
-            page = Some(p);
-            break;
+    /// Drops the tab of a closed page (never the last tab: the session keeps a page to report on).
+    pub(crate) fn let_go(&self, target: &TargetId) {
+        let removed = match self.tabs.lock() {
+            Ok(mut tabs) if tabs.list.len() > 1 => match tabs.list.iter().position(|t| t.page.target_id() == target) {
+                Some(at) => {
+                    tabs.list.remove(at);
+                    if tabs.active >= at && tabs.active > 0 {
+                        tabs.active -= 1;
+                    }
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        };
+        if removed {
+            tracing::debug!("a closed page's tab was let go");
+            self.tabs_changed();
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let Some(page) = page else {
-        tracing::warn!("a page opened by the site could not be attached");
-        return;
-    };
-    let tab = match Tab::prepare(page.clone(), strong.cdp_timeout).await {
-        Ok(tab) => tab,
-        Err(e) => {
-            tracing::warn!(error = %e, "preparing a page opened by the site failed");
-            return;
-        }
-    };
-    let url = within(strong.cdp_timeout, "popup url", page.url()).await.ok().flatten().unwrap_or_default();
-    if strong.policy.blocks_url(&url) || strong.policy.blocks_url(&info.url) {
-        tracing::info!("closing a page opened by the site on a blocked domain");
-        let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
-        return;
-    }
-    let adopted = match strong.tabs.lock() {
-        Ok(mut tabs) if tabs.list.len() < strong.max_tabs => {
-            tabs.list.push(tab);
-            tabs.active = tabs.list.len() - 1;
-            true
-        }
-        _ => false,
-    };
-    if adopted {
-        strong.tabs_changed();
-    } else {
-        tracing::info!(max = strong.max_tabs, "closing a page opened by the site beyond the tab cap");
-        let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
-        return;
-    }
-    tracing::debug!("a page opened by the site became a tab");
 }
 
 pub(crate) fn point_of(v: &Value) -> Option<PagePoint> {

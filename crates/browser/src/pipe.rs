@@ -127,7 +127,7 @@ async fn relay(
     mut registrations: mpsc::UnboundedReceiver<Channels>,
 ) {
     let (mut ws_tx, mut ws_rx) = ws.split();
-    let (inbound_tx, mut inbound) = mpsc::unbounded_channel::<(usize, String)>();
+    let (inbound_tx, mut inbound) = mpsc::unbounded_channel::<(usize, Option<String>)>();
     let mut router = Router::default();
     let mut pending = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -171,20 +171,25 @@ async fn relay(
             },
             Some((to_client, mut from_client)) = registrations.recv() => {
                 let index = router.clients.len();
-                router.clients.push(to_client);
+                router.clients.push(Some(to_client));
                 let inbound_tx = inbound_tx.clone();
                 tokio::spawn(async move {
                     while let Some(m) = from_client.recv().await {
-                        if inbound_tx.send((index, m)).is_err() {
-                            break;
+                        if inbound_tx.send((index, Some(m))).is_err() {
+                            return;
                         }
                     }
+                    // The client is gone: its sessions are forgotten (their events go nowhere).
+                    let _ = inbound_tx.send((index, None));
                 });
                 continue;
             },
-            Some((index, text)) = inbound.recv() => match router.command_of(index, &text) {
+            Some((index, text)) = inbound.recv() => match text.and_then(|text| router.command_of(index, &text)) {
                 Some(text) => text.into_bytes(),
-                None => continue,
+                None => {
+                    router.forget_if_gone(index);
+                    continue;
+                }
             },
         };
         if let Err(e) = writer.write_all(&outgoing).await.and(writer.write_all(&[0]).await) {
@@ -202,11 +207,13 @@ const CLIENT_IDS: u64 = 1 << 30;
 /// Which messages from the browser belong to an attached client rather than to chromiumoxide.
 #[derive(Default)]
 struct Router {
-    clients: Vec<mpsc::UnboundedSender<String>>,
+    /// Attached clients by index; none once a client went away.
+    clients: Vec<Option<mpsc::UnboundedSender<String>>>,
     /// Bridge id -> (client, the client's own id).
     calls: HashMap<u64, (usize, Value)>,
     next: u64,
-    /// Sessions attached by a client: neither they nor their events are chromiumoxide's.
+    /// Sessions attached by a client, and the sessions attached under those: neither they nor their events
+    /// are chromiumoxide's; their events go to the client.
     sessions: HashMap<String, usize>,
     /// Targets a client is attaching to (the `Target.attachedToTarget` event names its session).
     attaching: HashMap<String, usize>,
@@ -220,7 +227,7 @@ impl Router {
         let id = CLIENT_IDS + self.next;
         self.next = (self.next + 1) % CLIENT_IDS;
         self.calls.insert(id, (index, own));
-        if v["method"] == "Target.attachToTarget" {
+        if v["method"] == "Target.attachToTarget" && v.get("sessionId").is_none() {
             if let Some(target) = v.pointer("/params/targetId").and_then(Value::as_str) {
                 self.attaching.insert(target.to_owned(), index);
             }
@@ -229,8 +236,35 @@ impl Router {
         Some(v.to_string())
     }
 
-    /// A message from the browser: returned when it is chromiumoxide's, else handed to its client (answers)
-    /// or dropped (events of a client's sessions, which clients do not read).
+    /// Forgets client `index` once its channel is closed: its calls and pending attaches. Its sessions stay
+    /// mapped to it until Chromium reports them detached, so their last events are dropped rather than
+    /// handed to chromiumoxide.
+    fn forget_if_gone(&mut self, index: usize) {
+        let gone = match self.clients.get(index) {
+            Some(Some(tx)) => tx.is_closed(),
+            _ => true,
+        };
+        if gone {
+            if let Some(slot) = self.clients.get_mut(index) {
+                *slot = None;
+            }
+            self.attaching.retain(|_, i| *i != index);
+            self.calls.retain(|_, (i, _)| *i != index);
+        }
+    }
+
+    fn send_to(&mut self, index: usize, text: String) {
+        let sent = match self.clients.get(index) {
+            Some(Some(tx)) => tx.send(text).is_ok(),
+            _ => false,
+        };
+        if !sent {
+            self.forget_if_gone(index);
+        }
+    }
+
+    /// A message from the browser: returned when it is chromiumoxide's, else handed to its client (answers,
+    /// and events of the client's sessions).
     fn route(&mut self, text: String) -> Option<String> {
         if self.clients.is_empty() {
             return Some(text);
@@ -246,7 +280,7 @@ impl Router {
                 self.sessions.insert(session.to_owned(), index);
             }
             v["id"] = own;
-            let _ = self.clients.get(index)?.send(v.to_string());
+            self.send_to(index, v.to_string());
             return None;
         }
         if self.sessions.is_empty() && self.attaching.is_empty() {
@@ -254,23 +288,52 @@ impl Router {
         }
         if text.contains("\"Target.attachedToTarget\"") || text.contains("\"Target.detachedFromTarget\"") {
             let v: Value = serde_json::from_str(&text).ok()?;
-            let session = v.pointer("/params/sessionId").and_then(Value::as_str).unwrap_or_default().to_owned();
-            if let Some(target) = v.pointer("/params/targetInfo/targetId").and_then(Value::as_str) {
-                if let Some(index) = self.attaching.remove(target) {
-                    self.sessions.insert(session, index);
-                    return None;
+            let owner = v.get("sessionId").and_then(Value::as_str).and_then(|s| self.sessions.get(s).copied());
+            let child = v.pointer("/params/sessionId").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let attached = v["method"] == "Target.attachedToTarget";
+            match owner {
+                // A session attached under a client's session (an iframe, a worker, a tab's page) is the
+                // client's too.
+                Some(index) if attached => {
+                    self.sessions.insert(child, index);
                 }
+                Some(_) => {
+                    self.sessions.remove(&child);
+                }
+                None if v.get("sessionId").is_none() => {
+                    if let Some(target) = v.pointer("/params/targetInfo/targetId").and_then(Value::as_str) {
+                        if let Some(index) = self.attaching.remove(target) {
+                            self.sessions.insert(child, index);
+                            return None;
+                        }
+                    }
+                    if !attached {
+                        if let Some(index) = self.sessions.remove(&child) {
+                            self.send_to(index, text);
+                            return None;
+                        }
+                    }
+                }
+                None => {}
             }
-            if v["method"] == "Target.detachedFromTarget" && self.sessions.remove(&session).is_some() {
-                return None;
-            }
+            return match owner {
+                Some(index) => {
+                    self.send_to(index, text);
+                    None
+                }
+                None => Some(text),
+            };
         }
         // Chromium writes an event's own session last.
         let session = text.rfind("\"sessionId\":\"").map(|at| &text[at + 13..]).and_then(|s| s.split('"').next());
-        if session.is_some_and(|s| self.sessions.contains_key(s)) {
-            return None;
+        let owner = session.and_then(|s| self.sessions.get(s).copied());
+        match owner {
+            Some(index) => {
+                self.send_to(index, text);
+                None
+            }
+            None => Some(text),
         }
-        Some(text)
     }
 }
 
@@ -282,7 +345,7 @@ mod tests {
     #[test]
     fn a_clients_answers_sessions_and_their_events_go_to_it_alone() {
         let (to_client, mut client) = mpsc::unbounded_channel();
-        let mut router = Router { clients: vec![to_client], ..Router::default() };
+        let mut router = Router { clients: vec![Some(to_client)], ..Router::default() };
         let sent = router.command_of(0, r#"{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T"}}"#);
         assert!(sent.expect("forwarded").contains(&format!("\"id\":{CLIENT_IDS}")));
         let attached =
@@ -291,7 +354,23 @@ mod tests {
         let answer = format!(r#"{{"id":{CLIENT_IDS},"result":{{"sessionId":"S"}}}}"#);
         assert_eq!(router.route(answer), None);
         assert_eq!(client.try_recv().expect("the answer"), r#"{"id":1,"result":{"sessionId":"S"}}"#);
-        assert_eq!(router.route(r#"{"method":"Runtime.x","params":{},"sessionId":"S"}"#.to_owned()), None);
+        let event = r#"{"method":"Runtime.x","params":{},"sessionId":"S"}"#;
+        assert_eq!(router.route(event.to_owned()), None);
+        assert_eq!(client.try_recv().expect("the session's event"), event);
+        // A session attached under the client's is the client's too.
+        let child = r#"{"method":"Target.attachedToTarget","params":{"sessionId":"C","targetInfo":{"targetId":"W"}},"sessionId":"S"}"#;
+        assert_eq!(router.route(child.to_owned()), None);
+        assert_eq!(client.try_recv().expect("the child's attach"), child);
+        let of_child = r#"{"method":"Runtime.y","params":{},"sessionId":"C"}"#;
+        assert_eq!(router.route(of_child.to_owned()), None);
+        assert_eq!(client.try_recv().expect("the child's event"), of_child);
+        // Once the client is gone its sessions' events are dropped, not handed to chromiumoxide.
+        drop(client);
+        router.forget_if_gone(0);
+        assert_eq!(router.route(of_child.to_owned()), None, "dropped");
+        let detached = r#"{"method":"Target.detachedFromTarget","params":{"sessionId":"C"},"sessionId":"S"}"#;
+        assert_eq!(router.route(detached.to_owned()), None);
+        assert_eq!(router.route(of_child.to_owned()).as_deref(), Some(of_child), "an unknown session's");
         for own in [r#"{"id":7,"result":{}}"#, r#"{"method":"Runtime.x","params":{},"sessionId":"P"}"#] {
             assert_eq!(router.route(own.to_owned()).as_deref(), Some(own), "chromiumoxide's own");
         }

@@ -224,6 +224,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         live_view: live_view.clone(),
         whep: whep.clone(),
         stream_key: Arc::new(stream_key),
+        cdp: Arc::default(),
         config: Arc::new(ApiConfig {
             public_url,
             chat_keep_alive: Duration::from_millis(serve.chat_keep_alive_ms),

@@ -2,6 +2,7 @@
 //! each has its OpenAPI entry; `GET /openapi.json` serves the document), the Socket.IO channel
 //! (`/socket.io/`), JSON 404/405 fallbacks, and the rate-limit wrapper the four limited endpoints share.
 
+mod cdp;
 mod chat;
 mod console;
 mod files;
@@ -15,6 +16,8 @@ mod stream;
 mod tasks;
 mod webhooks;
 mod whep;
+
+pub use cdp::CdpConnections;
 
 use crate::error::ErrorResponse;
 use crate::openapi::{ApiDoc, SecurityAndLimits};
@@ -77,6 +80,9 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/sessions/{session_id}/files/{name}", get(files::fetch).delete(files::remove))
         .route("/internal/{call}", post(internal::call))
+        .route("/cdp/{session_id}", get(cdp::connect))
+        .route("/cdp/{session_id}/json/version", get(cdp::version))
+        .route("/cdp/{session_id}/json/version/", get(cdp::version))
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share))
         .route("/stream/{session_id}/interaction", post(stream::interaction))

@@ -140,6 +140,7 @@ pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Js
         .map(|id| LiveSession {
             session_id: id.to_string(),
             socket_url: state.sockets.socket_url(base, id.as_str()),
+            cdp_url: views::owner_cdp_url(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
             // The remaining life is not tracked here; no session outlives the longest maxDuration.
             streaming: views::streaming(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
         })
@@ -162,5 +163,8 @@ pub struct LiveSession {
     session_id: String,
     #[serde(rename = "socketURL")]
     socket_url: String,
+    /// The session's DevTools endpoint (docs/cdp.md).
+    #[serde(rename = "cdpURL")]
+    cdp_url: String,
     streaming: views::Streaming,
 }

@@ -11,6 +11,7 @@ mod auth;
 mod billing;
 mod browser;
 mod browser_faults;
+mod cdp;
 mod chat;
 mod cluster;
 mod cluster_limits;

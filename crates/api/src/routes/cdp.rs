@@ -1,0 +1,225 @@
+//! The DevTools endpoint of a session: `GET /cdp/{id}` upgrades to a WebSocket that Playwright's
+//! `connect_over_cdp`, Puppeteer's `connect` or any CDP client speaks to as to a browser whose only context
+//! is the session's (the relay and its allow-list are `webpilot_browser::DevtoolsScope`). `GET
+//! /cdp/{id}/json/version` answers the usual discovery JSON. Both take the session's `cdp` token
+//! (`?token=`, from `cdpURL`) or the owner's API key (`Authorization: Bearer`); every other caller gets 401
+//! at the handshake. The token is never logged.
+
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use crate::stream_token::Scope;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+use webpilot_browser::{DevtoolsScope, RelayEnd};
+use webpilot_core::{ApiError, ErrorCode};
+
+/// DevTools connections one session may have open at once.
+pub const MAX_CONNECTIONS_PER_SESSION: usize = 4;
+/// The largest message a client may send (bigger ones close the connection with 1009).
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// Messages queued each way between the socket and the relay.
+const QUEUE: usize = 256;
+
+/// Open DevTools connections per session on this node.
+#[derive(Default)]
+pub struct CdpConnections(Mutex<HashMap<String, usize>>);
+
+/// One open connection; its place is given back when dropped.
+struct Slot {
+    all: Arc<CdpConnections>,
+    session: String,
+}
+
+impl CdpConnections {
+    fn take(self: &Arc<Self>, session: &str) -> Option<Slot> {
+        let mut open = self.0.lock().ok()?;
+        let n = open.entry(session.to_owned()).or_default();
+        if *n >= MAX_CONNECTIONS_PER_SESSION {
+            return None;
+        }
+        *n += 1;
+        Some(Slot { all: self.clone(), session: session.to_owned() })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Ok(mut open) = self.all.0.lock() {
+            if let Some(n) = open.get_mut(&self.session) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    open.remove(&self.session);
+                }
+            }
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub struct CdpQuery {
+    token: Option<String>,
+}
+
+/// How the caller proved it may drive the session: the `cdp` token (kept for the discovery URL), or the
+/// owner's API key.
+enum Proof {
+    Token(String),
+    OwnerKey,
+}
+
+/// The caller's right to the DevTools endpoint of `session_id`: its `cdp` token, else the session owner's
+/// API key. Stream and socket tokens are not `cdp` tokens: 401, as for every other caller.
+async fn authorize(
+    state: &AppState,
+    session_id: &str,
+    token: Option<&str>,
+    parts: &mut Parts,
+) -> Result<Proof, ErrorResponse> {
+    let refused =
+        || ApiError::new(ErrorCode::Unauthorized, "the DevTools endpoint needs its cdp token or the owner's API key");
+    if let Some(token) = token {
+        let scope = state.stream_key.check(session_id, token, chrono::Utc::now().timestamp());
+        if scope != Ok(Scope::Devtools) {
+            return Err(refused().into());
+        }
+        if let Ok(owner) = state.manager.owner(session_id).await {
+            if !owner.is_active() {
+                return Err(ApiError::code(ErrorCode::AccountDeactivated).into());
+            }
+        }
+        return Ok(Proof::Token(token.to_owned()));
+    }
+    if !parts.headers.contains_key(axum::http::header::AUTHORIZATION) {
+        return Err(refused().into());
+    }
+    let crate::auth::AuthUser(user) = crate::auth::AuthUser::from_request_parts(parts, state).await?;
+    match state.manager.owns_session(&user.id, session_id) {
+        true => Ok(Proof::OwnerKey),
+        false => Err(refused().into()),
+    }
+}
+
+/// The session's DevTools scope on this node, or 404.
+fn scope_of(
+    state: &AppState,
+    session_id: &str,
+) -> Result<(DevtoolsScope, tokio::sync::watch::Receiver<webpilot_browser::SessionPage>), ErrorResponse> {
+    let pages = state
+        .manager
+        .pages(session_id)
+        .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
+    let scope = pages.borrow().devtools();
+    Ok((scope, pages))
+}
+
+/// `GET /cdp/{id}`: the WebSocket upgrade to the session's DevTools relay.
+pub async fn connect(
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    Query(q): Query<CdpQuery>,
+    mut parts: Parts,
+) -> Result<Response, ErrorResponse> {
+    authorize(&state, &session_id, q.token.as_deref(), &mut parts).await?;
+    let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &state).await.map_err(|_| {
+        ApiError::new(ErrorCode::InvalidParams, "the DevTools endpoint is a WebSocket: send an upgrade request")
+    })?;
+    let (scope, pages) = scope_of(&state, &session_id)?;
+    let slot = state.cdp.take(&session_id).ok_or_else(|| {
+        let msg = format!("a session may have {MAX_CONNECTIONS_PER_SESSION} DevTools connections at once");
+        ApiError::new(ErrorCode::SessionLimitReached, msg)
+    })?;
+    let upgrade = upgrade.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
+    Ok(upgrade.on_upgrade(move |socket| serve(socket, scope, pages, slot)).into_response())
+}
+
+/// Pumps the socket to and from the relay; closes it with a close frame saying why the relay ended.
+async fn serve(
+    socket: WebSocket,
+    scope: DevtoolsScope,
+    mut pages: tokio::sync::watch::Receiver<webpilot_browser::SessionPage>,
+    _slot: Slot,
+) {
+    let (to_relay, from_client) = mpsc::channel(QUEUE);
+    let (to_client, mut from_relay) = mpsc::channel(QUEUE);
+    // The session ends (its pages' sender is dropped) or moves to another browser (a new page is sent).
+    let ended = async move {
+        let _ = pages.changed().await;
+    };
+    let relay = tokio::spawn(scope.run(from_client, to_client, ended));
+    let (mut sink, mut stream) = socket.split();
+    let mut refused: Option<(u16, &'static str)> = None;
+    loop {
+        tokio::select! {
+            msg = stream.next() => match msg {
+                Some(Ok(Message::Text(text))) => {
+                    if to_relay.send(text.as_str().to_owned()).await.is_err() {
+                        break;
+                    }
+                }
+                Some(Ok(Message::Binary(_))) => {
+                    refused = Some((1003, "DevTools messages are text frames"));
+                    break;
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
+                Some(Ok(Message::Close(_))) | None => break,
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "a DevTools client's connection failed");
+                    refused = Some((1009, "the message is too big or malformed"));
+                    break;
+                }
+            },
+            out = from_relay.recv() => match out {
+                Some(text) => {
+                    if sink.send(Message::Text(text.into())).await.is_err() {
+                        break;
+                    }
+                }
+                None => break,
+            },
+        }
+    }
+    drop(to_relay);
+    // Whatever the relay still had to say goes out before the close frame.
+    while let Ok(text) = from_relay.try_recv() {
+        let _ = sink.send(Message::Text(text.into())).await;
+    }
+    let (code, reason) = match refused {
+        Some(r) => r,
+        None => match relay.await {
+            Ok(Ok(RelayEnd::SessionEnded)) => (1001, "the session ended"),
+            Ok(Ok(RelayEnd::ClientClosedBrowser)) => (1000, "Browser.close ends this connection; the session lives on"),
+            Ok(Ok(RelayEnd::ClientLeft)) => (1000, ""),
+            Ok(Ok(RelayEnd::BrowserGone)) | Ok(Err(_)) | Err(_) => (1011, "the session's browser is gone"),
+        },
+    };
+    let frame = CloseFrame { code, reason: reason.into() };
+    let _ = sink.send(Message::Close(Some(frame))).await;
+    tracing::debug!(code, "a DevTools connection closed");
+}
+
+/// `GET /cdp/{id}/json/version`: the discovery JSON, its `webSocketDebuggerUrl` pointing back at the relay.
+pub async fn version(
+    State(state): State<AppState>,
+    Path(session_id): Path<String>,
+    Query(q): Query<CdpQuery>,
+    mut parts: Parts,
+) -> Result<Json<serde_json::Value>, ErrorResponse> {
+    let proof = authorize(&state, &session_id, q.token.as_deref(), &mut parts).await?;
+    let (scope, _) = scope_of(&state, &session_id)?;
+    let mut body = scope.version().await.map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+    let token = match proof {
+        Proof::Token(t) => Some(t),
+        Proof::OwnerKey => None,
+    };
+    body["webSocketDebuggerUrl"] =
+        serde_json::Value::from(crate::views::cdp_url(&state.config, &session_id, token.as_deref()));
+    Ok(Json(body))
+}

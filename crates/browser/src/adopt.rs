@@ -1,0 +1,95 @@
+//! The session's tabs follow its browser context: every new page in it (opened by a site, or by a DevTools
+//! client) becomes a tab, and a closed page's tab is let go.
+
+use crate::error::within;
+use crate::page::Inner;
+use crate::tabs::Tab;
+use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetInfo};
+use chromiumoxide::listeners::EventStream;
+use futures::StreamExt;
+use std::sync::atomic::Ordering;
+use std::sync::Weak;
+use std::time::Duration;
+
+/// Adopts every new page of the session's context as a new, active tab: pages its sites open (they have an
+/// opener) and pages a DevTools client opens. Its requests go through the context's egress proxy from the
+/// first one on; a page on an avoided domain (refused there) is also closed, so the agent does not land on
+/// an error page. A tab whose page is closed (by a DevTools client, or the page itself) is let go.
+pub(crate) async fn adopt_pages(
+    inner: Weak<Inner>,
+    mut created: EventStream<EventTargetCreated>,
+    destroyed: EventStream<EventTargetDestroyed>,
+) {
+    let mut destroyed = destroyed.fuse();
+    loop {
+        let info = tokio::select! {
+            event = created.next() => match event {
+                Some(event) => event.target_info.clone(),
+                None => return,
+            },
+            Some(gone) = destroyed.next() => {
+                let Some(strong) = inner.upgrade() else { return };
+                strong.let_go(&gone.target_id);
+                continue;
+            }
+        };
+        let Some(strong) = inner.upgrade() else { return };
+        if info.r#type != "page" || info.browser_context_id.as_ref() != Some(&strong.opener.context) {
+            continue;
+        }
+        if strong.has_tab(&info.target_id) {
+            continue;
+        }
+        strong.adopting.fetch_add(1, Ordering::SeqCst);
+        adopt_one(&strong, &info).await;
+        strong.adopting.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Attaches one page the site opened and makes it the active tab (or closes it when it is on an avoided
+/// domain).
+async fn adopt_one(strong: &Inner, info: &TargetInfo) {
+    let mut page = None;
+    for _ in 0..20 {
+        if let Ok(p) = strong.opener.process.browser.get_page(info.target_id.clone()).await {
+            page = Some(p);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let Some(page) = page else {
+        tracing::warn!("a page opened by the site could not be attached");
+        return;
+    };
+    let tab = match Tab::prepare(page.clone(), strong.cdp_timeout).await {
+        Ok(tab) => tab,
+        Err(e) => {
+            tracing::warn!(error = %e, "preparing a page opened by the site failed");
+            return;
+        }
+    };
+    let url = within(strong.cdp_timeout, "popup url", page.url()).await.ok().flatten().unwrap_or_default();
+    if strong.policy.blocks_url(&url) || strong.policy.blocks_url(&info.url) {
+        tracing::info!("closing a page opened by the site on a blocked domain");
+        let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
+        return;
+    }
+    let adopted = match strong.tabs.lock() {
+        // The session opened it itself (`open_tab`), and has it already.
+        Ok(tabs) if tabs.list.iter().any(|t| t.page.target_id() == &info.target_id) => return,
+        Ok(mut tabs) if tabs.list.len() < strong.max_tabs => {
+            tabs.list.push(tab);
+            tabs.active = tabs.list.len() - 1;
+            true
+        }
+        _ => false,
+    };
+    if adopted {
+        strong.tabs_changed();
+    } else {
+        tracing::info!(max = strong.max_tabs, "closing a page opened by the site beyond the tab cap");
+        let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
+        return;
+    }
+    tracing::debug!("a page opened by the site became a tab");
+}

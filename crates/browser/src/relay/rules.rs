@@ -1,0 +1,261 @@
+//! What a DevTools client of one session may send: an allow-list of domains and methods, with the checks
+//! that keep it inside its session's browser context (targets, sessions, windows, cookies, files, URLs).
+//! The relay (`relay/mod.rs`) asks [`check`] about every command, nested ones included, before anything
+//! reaches Chromium; what it refuses is answered with a DevTools error and never forwarded.
+
+use serde_json::{json, Value};
+
+/// Where a command is sent: to the browser (no `sessionId`), or to a session the client attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    Browser,
+    Session,
+}
+
+/// What the rules need to know of the client's scope.
+pub(crate) trait Scope {
+    /// The session's browser context.
+    fn context(&self) -> &str;
+    /// Whether a target is one of the context's (a page, its frames and workers).
+    fn owns_target(&self, target: &str) -> bool;
+    /// Whether a DevTools session is one this client attached (or one attached under those).
+    fn owns_session(&self, session: &str) -> bool;
+    /// Whether a window id was handed to this client (`Browser.getWindowForTarget`).
+    fn owns_window(&self, window: i64) -> bool;
+    /// Whether a path is a file of the session's own file area.
+    fn may_upload(&self, path: &str) -> bool;
+    /// Pages open in the context, and how many it may have.
+    fn pages(&self) -> (usize, usize);
+    /// Whether a target is the context's only page (the session keeps one).
+    fn is_last_page(&self, target: &str) -> bool;
+}
+
+/// What the relay does with a command.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// Sent to Chromium as it is.
+    Forward,
+    /// Sent to Chromium with these parameters instead.
+    ForwardWith(Value),
+    /// Answered by the relay with this result; Chromium never sees it.
+    Answer(Value),
+    /// Carried out by the relay itself over the session's own targets.
+    Emulate(Emulated),
+    /// Answered with a DevTools error carrying this message.
+    Refuse(String),
+}
+
+/// Browser-wide calls the relay answers for the one context the client may see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Emulated {
+    /// `Target.setAutoAttach` at browser level: the relay attaches to the context's targets itself, and
+    /// never pauses a target (other contexts' would wait for this client).
+    AutoAttach,
+    /// `Target.setDiscoverTargets`: events of the context's targets only.
+    Discover,
+    /// `Target.getTargets`: the context's targets only.
+    GetTargets,
+    /// `Browser.close`: ends this client's connection; the session lives on.
+    CloseConnection,
+    /// `Target.sendMessageToTarget`: its inner message passed the same rules.
+    Nested,
+}
+
+/// Domains a client may use on a session it attached (a page, a frame, a worker), method checks aside.
+const SESSION_DOMAINS: &[&str] = &[
+    "Accessibility",
+    "Animation",
+    "Audits",
+    "Autofill",
+    "CacheStorage",
+    "Console",
+    "CSS",
+    "Debugger",
+    "DeviceOrientation",
+    "DOM",
+    "DOMDebugger",
+    "DOMSnapshot",
+    "DOMStorage",
+    "Emulation",
+    "EventBreakpoints",
+    "Fetch",
+    "HeapProfiler",
+    "IndexedDB",
+    "Input",
+    "Inspector",
+    "IO",
+    "LayerTree",
+    "Log",
+    "Media",
+    "Network",
+    "Overlay",
+    "Page",
+    "Performance",
+    "PerformanceTimeline",
+    "Preload",
+    "Profiler",
+    "Runtime",
+    "Schema",
+    "Security",
+    "ServiceWorker",
+    "Storage",
+    "WebAudio",
+    "WebAuthn",
+];
+
+fn refuse(why: impl Into<String>) -> Verdict {
+    Verdict::Refuse(why.into())
+}
+
+fn str_param<'a>(params: &'a Value, name: &str) -> Option<&'a str> {
+    params.get(name).and_then(Value::as_str)
+}
+
+/// URLs a client may open: the web (through the session's egress proxy), `about:` and `data:`; never
+/// `file:`, `chrome:` or other browser-internal schemes.
+pub(crate) fn allowed_url(url: &str) -> bool {
+    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase()).unwrap_or_default();
+    matches!(scheme.as_str(), "http" | "https" | "about" | "data")
+}
+
+/// The command's parameters with `browserContextId` set to the session's, unless it names another
+/// context (refused).
+fn pinned_to_context(params: &Value, scope: &dyn Scope) -> Verdict {
+    match str_param(params, "browserContextId") {
+        Some(named) if named != scope.context() => refuse("that browser context is not this session's"),
+        _ => {
+            let mut params = if params.is_object() { params.clone() } else { json!({}) };
+            params["browserContextId"] = Value::from(scope.context());
+            Verdict::ForwardWith(params)
+        }
+    }
+}
+
+fn own_target(params: &Value, scope: &dyn Scope, then: Verdict) -> Verdict {
+    match str_param(params, "targetId") {
+        Some(t) if scope.owns_target(t) => then,
+        Some(_) => refuse("no target with that id in this session"),
+        None => refuse("targetId is required"),
+    }
+}
+
+fn own_session(params: &Value, scope: &dyn Scope) -> Verdict {
+    match str_param(params, "sessionId") {
+        Some(s) if scope.owns_session(s) => Verdict::Forward,
+        Some(_) => refuse("no session with that id"),
+        None => refuse("sessionId is required"),
+    }
+}
+
+/// The verdict on `method` with `params`, sent at `level`.
+pub(crate) fn check(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verdict {
+    let (domain, _) = method.split_once('.').unwrap_or((method, ""));
+    match (domain, method) {
+        ("Target", _) => target(method, params, level, scope),
+        ("Browser", _) => browser(method, params, level, scope),
+        (_, "Storage.getCookies" | "Storage.setCookies" | "Storage.clearCookies") => pinned_to_context(params, scope),
+        _ if level == Level::Browser => refuse(format!("{method} is not available on a session's browser")),
+        (_, "DOM.setFileInputFiles") => {
+            let files = params.get("files").and_then(Value::as_array);
+            let all_own = files.is_some_and(|f| f.iter().all(|p| p.as_str().is_some_and(|p| scope.may_upload(p))));
+            match all_own {
+                true => Verdict::Forward,
+                false => refuse("only files of the session's own file area can be set on an input"),
+            }
+        }
+        (_, "Page.navigate") => match str_param(params, "url") {
+            Some(url) if allowed_url(url) => Verdict::Forward,
+            _ => refuse("only http, https, about and data URLs can be opened"),
+        },
+        // Downloads land in the session's own file area, whatever a client asks.
+        (_, "Page.setDownloadBehavior") => Verdict::Answer(json!({})),
+        (_, "Network.loadNetworkResource") => refuse("Network.loadNetworkResource is not available"),
+        (_, "Security.setIgnoreCertificateErrors") => refuse("certificate errors cannot be ignored"),
+        ("Storage", _) if params.get("browserContextId").is_some() => pinned_to_context(params, scope),
+        _ if SESSION_DOMAINS.contains(&domain) => Verdict::Forward,
+        _ => refuse(format!("{method} is not available to a session's DevTools client")),
+    }
+}
+
+fn target(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verdict {
+    match method {
+        "Target.setAutoAttach" if level == Level::Session => Verdict::Forward,
+        "Target.setAutoAttach" => Verdict::Emulate(Emulated::AutoAttach),
+        "Target.autoAttachRelated" => own_target(params, scope, Verdict::Forward),
+        "Target.detachFromTarget" => own_session(params, scope),
+        "Target.getTargetInfo" if str_param(params, "targetId").is_none() => Verdict::Forward,
+        "Target.getTargetInfo" => own_target(params, scope, Verdict::Forward),
+        "Target.sendMessageToTarget" => match own_session(params, scope) {
+            Verdict::Forward => Verdict::Emulate(Emulated::Nested),
+            refused => refused,
+        },
+        _ if level == Level::Session => refuse(format!("{method} is only available on the browser")),
+        "Target.setDiscoverTargets" => Verdict::Emulate(Emulated::Discover),
+        "Target.getTargets" => Verdict::Emulate(Emulated::GetTargets),
+        "Target.getBrowserContexts" => Verdict::Answer(json!({ "browserContextIds": [scope.context()] })),
+        "Target.attachToTarget" => match params.get("flatten").and_then(Value::as_bool) {
+            Some(true) => own_target(params, scope, Verdict::Forward),
+            _ => refuse("only flattened sessions are available (flatten: true)"),
+        },
+        "Target.closeTarget" if str_param(params, "targetId").is_some_and(|t| scope.is_last_page(t)) => {
+            refuse("the session's last tab cannot be closed; end the session instead")
+        }
+        "Target.closeTarget" | "Target.activateTarget" => own_target(params, scope, Verdict::Forward),
+        "Target.createTarget" => {
+            if !str_param(params, "url").is_some_and(allowed_url) {
+                return refuse("only http, https, about and data URLs can be opened");
+            }
+            let (open, max) = scope.pages();
+            if open >= max {
+                return refuse(format!("the session has its {max} tabs open already"));
+            }
+            // Always in the session's context, whichever one is named.
+            let mut params = params.clone();
+            params["browserContextId"] = Value::from(scope.context());
+            Verdict::ForwardWith(params)
+        }
+        _ => refuse(format!("{method} is not available to a session's DevTools client")),
+    }
+}
+
+fn browser(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verdict {
+    match method {
+        "Browser.getVersion" => Verdict::Forward,
+        "Browser.setDownloadBehavior" => Verdict::Answer(json!({})),
+        _ if level == Level::Session => refuse(format!("{method} is only available on the browser")),
+        "Browser.close" => Verdict::Emulate(Emulated::CloseConnection),
+        "Browser.getWindowForTarget" => own_target(params, scope, Verdict::Forward),
+        "Browser.getWindowBounds" | "Browser.setWindowBounds" => match params.get("windowId").and_then(Value::as_i64) {
+            Some(w) if scope.owns_window(w) => Verdict::Forward,
+            _ => refuse("no window with that id in this session"),
+        },
+        "Browser.grantPermissions" | "Browser.resetPermissions" | "Browser.setPermission" => {
+            pinned_to_context(params, scope)
+        }
+        _ => refuse(format!("{method} is not available to a session's DevTools client")),
+    }
+}
+
+/// The verdict on a message nested in `Target.sendMessageToTarget`: the same rules at session level, and
+/// only a command forwarded unchanged may pass (the relay cannot rewrite or answer inside it).
+pub(crate) fn check_nested(message: &str, scope: &dyn Scope) -> Verdict {
+    let Ok(inner) = serde_json::from_str::<Value>(message) else {
+        return refuse("the nested message is not JSON");
+    };
+    if inner.get("sessionId").is_some() {
+        return refuse("a nested message cannot name a session");
+    }
+    let Some(method) = inner.get("method").and_then(Value::as_str) else {
+        return refuse("the nested message has no method");
+    };
+    let params = inner.get("params").cloned().unwrap_or_else(|| json!({}));
+    match check(method, &params, Level::Session, scope) {
+        Verdict::Forward => Verdict::Forward,
+        Verdict::Refuse(why) => Verdict::Refuse(why),
+        _ => refuse(format!("{method} cannot be nested in Target.sendMessageToTarget")),
+    }
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

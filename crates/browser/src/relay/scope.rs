@@ -1,0 +1,133 @@
+//! What one DevTools client may see: its session's browser context, the targets in it (kept from the
+//! relay's own target discovery), the DevTools sessions the client attached, the windows it was told of,
+//! and the session's file area. It answers the allow-list's questions (`rules::Scope`).
+
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+/// Target types Chromium attaches at browser level (frames and dedicated workers come from their pages).
+const ATTACHABLE: &[&str] = &["page", "tab", "service_worker", "shared_worker"];
+
+/// Whether targets of `kind` are attached by a browser-level auto-attach.
+pub(crate) fn attaches_at_browser_level(kind: &str) -> bool {
+    ATTACHABLE.contains(&kind)
+}
+
+/// Whether a `TargetFilter` (a list of `{type?, exclude?}`, the first entry whose type matches decides)
+/// lets a target of `kind` through; none means Chromium's default, which leaves out the browser and tabs.
+pub(crate) fn filter_allows(filter: Option<&Value>, kind: &str) -> bool {
+    let Some(entries) = filter.and_then(Value::as_array) else {
+        return kind != "browser" && kind != "tab";
+    };
+    for entry in entries {
+        let matches = entry.get("type").and_then(Value::as_str).is_none_or(|t| t == kind);
+        if matches {
+            return !entry.get("exclude").and_then(Value::as_bool).unwrap_or(false);
+        }
+    }
+    false
+}
+
+pub(crate) struct ClientScope {
+    pub context: String,
+    pub files_dir: Option<PathBuf>,
+    pub max_tabs: usize,
+    /// The context's targets by id (their latest `TargetInfo`).
+    pub targets: HashMap<String, Value>,
+    /// Sessions the client attached, and those attached under them.
+    pub sessions: HashSet<String>,
+    pub windows: HashSet<i64>,
+}
+
+impl ClientScope {
+    pub fn new(context: String, files_dir: Option<PathBuf>, max_tabs: usize) -> Self {
+        ClientScope {
+            context,
+            files_dir,
+            max_tabs,
+            targets: HashMap::new(),
+            sessions: HashSet::new(),
+            windows: HashSet::new(),
+        }
+    }
+
+    /// Whether a `TargetInfo` is of this context.
+    pub fn is_own(&self, info: &Value) -> bool {
+        info.get("browserContextId").and_then(Value::as_str) == Some(self.context.as_str())
+    }
+
+    /// Keeps (or updates) a target of this context; false for another context's.
+    pub fn track(&mut self, info: &Value) -> bool {
+        let Some(id) = info.get("targetId").and_then(Value::as_str) else { return false };
+        if !self.is_own(info) {
+            return false;
+        }
+        self.targets.insert(id.to_owned(), info.clone());
+        true
+    }
+
+    /// The context's targets a client auto-attaching with `filter` is attached to.
+    pub fn attachable(&self, filter: Option<&Value>) -> Vec<String> {
+        let mut ids: Vec<(&String, &Value)> = self
+            .targets
+            .iter()
+            .filter(|(_, info)| {
+                let kind = info.get("type").and_then(Value::as_str).unwrap_or_default();
+                attaches_at_browser_level(kind) && filter_allows(filter, kind)
+            })
+            .collect();
+        ids.sort_by_key(|(id, _)| id.as_str());
+        ids.into_iter().map(|(id, _)| id.clone()).collect()
+    }
+
+    pub fn kind_of(&self, target: &str) -> Option<&str> {
+        self.targets.get(target).and_then(|i| i.get("type")).and_then(Value::as_str)
+    }
+}
+
+impl super::rules::Scope for ClientScope {
+    fn context(&self) -> &str {
+        &self.context
+    }
+    fn owns_target(&self, target: &str) -> bool {
+        self.targets.contains_key(target)
+    }
+    fn owns_session(&self, session: &str) -> bool {
+        self.sessions.contains(session)
+    }
+    fn owns_window(&self, window: i64) -> bool {
+        self.windows.contains(&window)
+    }
+    fn may_upload(&self, path: &str) -> bool {
+        // The path as the file system resolves it (no `..`, no symbolic link out), inside the area.
+        let Some(dir) = self.files_dir.as_ref().and_then(|d| d.canonicalize().ok()) else { return false };
+        std::path::Path::new(path).canonicalize().is_ok_and(|p| p.starts_with(&dir) && p.is_file())
+    }
+    fn is_last_page(&self, target: &str) -> bool {
+        self.kind_of(target) == Some("page") && self.pages().0 <= 1
+    }
+    fn pages(&self) -> (usize, usize) {
+        let open = self.targets.values().filter(|i| i.get("type").and_then(Value::as_str) == Some("page")).count();
+        (open, self.max_tabs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::filter_allows;
+    use serde_json::json;
+
+    #[test]
+    fn filters_follow_chromiums_rules() {
+        assert!(filter_allows(None, "page"));
+        assert!(!filter_allows(None, "tab"));
+        assert!(!filter_allows(None, "browser"));
+        let puppeteer = json!([{"type": "page", "exclude": true}, {}]);
+        assert!(!filter_allows(Some(&puppeteer), "page"));
+        assert!(filter_allows(Some(&puppeteer), "tab"));
+        assert!(filter_allows(Some(&json!([{}])), "browser"));
+        assert!(!filter_allows(Some(&json!([{"type": "page"}])), "tab"));
+        assert!(!filter_allows(Some(&json!([])), "page"));
+    }
+}
