@@ -4,7 +4,7 @@
 use crate::error::within;
 use crate::page::Inner;
 use crate::tabs::Tab;
-use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetInfo};
+use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId};
 use chromiumoxide::listeners::EventStream;
 use futures::StreamExt;
 use std::sync::atomic::Ordering;
@@ -40,18 +40,27 @@ pub(crate) async fn adopt_pages(
         if strong.has_tab(&info.target_id) {
             continue;
         }
-        strong.adopting.fetch_add(1, Ordering::SeqCst);
-        adopt_one(&strong, &info).await;
-        strong.adopting.fetch_sub(1, Ordering::SeqCst);
+        adopt(&strong, &info.target_id, &info.url).await;
     }
+}
+
+/// Makes a new page of the session's context one of its tabs now, unless it is one already: a DevTools
+/// client's `Target.createTarget` is answered once the page is a tab (`relay`), so the next task sees it.
+pub(crate) async fn adopt(strong: &Inner, target: &TargetId, url: &str) {
+    if strong.has_tab(target) {
+        return;
+    }
+    strong.adopting.fetch_add(1, Ordering::SeqCst);
+    adopt_one(strong, target, url).await;
+    strong.adopting.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Attaches one page the site opened and makes it the active tab (or closes it when it is on an avoided
 /// domain).
-async fn adopt_one(strong: &Inner, info: &TargetInfo) {
+async fn adopt_one(strong: &Inner, target: &TargetId, first_url: &str) {
     let mut page = None;
     for _ in 0..20 {
-        if let Ok(p) = strong.opener.process.browser.get_page(info.target_id.clone()).await {
+        if let Ok(p) = strong.opener.process.browser.get_page(target.clone()).await {
             page = Some(p);
             break;
         }
@@ -69,14 +78,14 @@ async fn adopt_one(strong: &Inner, info: &TargetInfo) {
         }
     };
     let url = within(strong.cdp_timeout, "popup url", page.url()).await.ok().flatten().unwrap_or_default();
-    if strong.policy.blocks_url(&url) || strong.policy.blocks_url(&info.url) {
+    if strong.policy.blocks_url(&url) || strong.policy.blocks_url(first_url) {
         tracing::info!("closing a page opened by the site on a blocked domain");
         let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
         return;
     }
     let adopted = match strong.tabs.lock() {
         // The session opened it itself (`open_tab`), and has it already.
-        Ok(tabs) if tabs.list.iter().any(|t| t.page.target_id() == &info.target_id) => return,
+        Ok(tabs) if tabs.list.iter().any(|t| t.page.target_id() == target) => return,
         Ok(mut tabs) if tabs.list.len() < strong.max_tabs => {
             tabs.list.push(tab);
             tabs.active = tabs.list.len() - 1;

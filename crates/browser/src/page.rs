@@ -113,6 +113,7 @@ impl SessionPage {
     pub fn devtools(&self) -> crate::relay::DevtoolsScope {
         crate::relay::DevtoolsScope {
             process: self.inner.opener.process.clone(),
+            tabs: Arc::downgrade(&self.inner),
             context: self.inner.opener.context.inner().clone(),
             files_dir: self.inner.files_dir.clone(),
             max_tabs: self.inner.max_tabs,

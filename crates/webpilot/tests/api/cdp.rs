@@ -1,7 +1,8 @@
 //! The DevTools endpoint (`cdpURL`): Playwright and Puppeteer drive a session unchanged, and what they do is
 //! the session's (its tabs, its cookies); its tokens and the handshake refuse every other caller.
 
-use crate::clients::run_python;
+use crate::cdp_client::Cdp;
+use crate::clients::{run_node, run_python};
 use crate::helpers::*;
 use std::time::Duration;
 
@@ -28,5 +29,81 @@ async fn playwright_drives_the_session_and_leaves_its_tabs_and_cookies_to_the_ag
     let show = format!("open {} then report the text of \"#cookie\"", app.site.url("/show-cookie"));
     let done = app.run_in(&key, &sid, &show).await;
     assert_eq!(done["data"]["message"], "from-playwright", "{done}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn puppeteer_drives_the_session_and_browser_close_leaves_it_running() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, body) = app.session_on(&key, "/").await;
+    let cdp = body["cdpURL"].as_str().expect("cdpURL");
+    let out = run_node("cdp_puppeteer.mjs", &[cdp, &app.site.url("")], Duration::from_secs(90)).await;
+    assert_eq!(out["pages"], 1, "{out}");
+    assert_eq!(out["first_url"], app.site.url("/"), "{out}");
+    assert_eq!(out["title"], "Pricing", "{out}");
+    assert_eq!(out["evaluated"], 42, "{out}");
+    assert_eq!(out["pages_after"], 2, "{out}");
+    assert_eq!(out["closed"], true, "{out}");
+    // browser.close() sent Browser.close: the session and its browser live on.
+    let done = app.run_in(&key, &sid, "report the title").await;
+    assert_eq!(done["data"]["message"], "Pricing", "{done}");
+    app.stop().await;
+}
+
+fn token_in(url: &str) -> String {
+    url.split("token=").nth(1).expect("a token").to_owned()
+}
+
+#[tokio::test]
+async fn only_the_cdp_token_or_the_owners_key_opens_the_endpoint_and_terminate_closes_it() {
+    let app = TestApp::spawn().await;
+    let (ka, kb) = (app.key().await, app.key().await);
+    let (sa, body_a) = app.session_on(&ka, "/").await;
+    let (_, body_b) = app.session_on(&kb, "/").await;
+    let url_a = body_a["cdpURL"].as_str().expect("cdpURL").to_owned();
+    let bare = url_a.split('?').next().expect("url").to_owned();
+    let with = |token: &str| format!("{bare}?token={token}");
+    let refused = [
+        ("no token", bare.clone(), None),
+        ("a wrong token", with(&format!("9999999999.d.{}", "0".repeat(32))), None),
+        ("B's session's token", with(&token_in(body_b["cdpURL"].as_str().expect("B's cdpURL"))), None),
+        ("the live-view token", with(&token_in(body_a["streaming"]["webViewURL"].as_str().expect("view"))), None),
+        ("the socket token", with(&token_in(body_a["socketURL"].as_str().expect("socketURL"))), None),
+        ("B's API key", bare.clone(), Some(kb.as_str())),
+    ];
+    for (what, url, key) in refused {
+        let r = Cdp::try_connect(&url, key).await.err().unwrap_or_else(|| panic!("{what} was let in"));
+        assert_eq!(r.status, 401, "{what}: {:?}", r.body);
+        assert_eq!(r.body["success"], false, "{what}");
+        assert!(r.body["code"].is_string() && r.body["message"].is_string(), "{what}: {:?}", r.body);
+    }
+    // The DevTools token opens no live view.
+    let token_a = token_in(&url_a);
+    app.get(&format!("/stream/{sa}/view?token={token_a}")).await.assert_error(401, "UNAUTHORIZED");
+    // Discovery: with the token, the WebSocket URL is cdpURL itself; without any proof, 401.
+    let version = app.get(&format!("/cdp/{sa}/json/version?token={token_a}")).await;
+    assert_eq!(version.status, 200, "{}", version.body);
+    assert_eq!(version.body["webSocketDebuggerUrl"], url_a.as_str(), "{}", version.body);
+    assert!(version.body["Browser"].as_str().is_some_and(|b| b.contains("Chrom")), "{}", version.body);
+    app.get(&format!("/cdp/{sa}/json/version")).await.assert_error(401, "UNAUTHORIZED");
+
+    // The owner's key opens it too; at most four connections at once.
+    let mut open = vec![Cdp::try_connect(&bare, Some(&ka)).await.expect("the owner's key")];
+    for _ in 0..3 {
+        open.push(Cdp::connect(&url_a).await);
+    }
+    let fifth = Cdp::try_connect(&url_a, None).await.err().expect("a fifth connection is refused");
+    assert_eq!((fifth.status, fifth.body["code"].as_str()), (429, Some("SESSION_LIMIT_REACHED")), "{:?}", fifth.body);
+
+    // Terminate closes every open relay with a close frame.
+    let ended = app.state(&ka, &sa, "terminate").await;
+    assert_eq!(ended.status, 200, "{}", ended.body);
+    for conn in &mut open {
+        let frame = conn.closed_within(Duration::from_secs(2)).await.expect("a close frame");
+        assert_eq!(u16::from(frame.code), 1001, "{frame:?}");
+    }
+    let after = Cdp::try_connect(&url_a, None).await.err().expect("the session is gone");
+    assert_eq!((after.status, after.body["code"].as_str()), (404, Some("SESSION_NOT_FOUND")), "{:?}", after.body);
     app.stop().await;
 }

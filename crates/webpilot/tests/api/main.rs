@@ -12,6 +12,8 @@ mod billing;
 mod browser;
 mod browser_faults;
 mod cdp;
+mod cdp_client;
+mod cdp_tenants;
 mod chat;
 mod cluster;
 mod cluster_limits;

@@ -1,0 +1,365 @@
+//! One DevTools client's connection through the relay: its commands checked and sent in the relay's
+//! browser session or the client's own sessions, Chromium's answers and the context's events sent back.
+
+use super::rules::{self, Emulated, Level, Verdict};
+use super::scope::{self, filter_allows, ClientScope};
+use super::RelayEnd;
+use crate::error::BrowserError;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use tokio::sync::mpsc;
+
+/// What an answer from Chromium is for.
+pub(super) enum Pending {
+    /// A client's command: its own id, and what to do with the answer.
+    Client { id: Value, then: Then },
+    /// The relay attaching the client to a target (auto-attach).
+    AutoAttach { target: String },
+    /// The relay's own call, whose answer is not needed.
+    Own,
+}
+
+pub(super) enum Then {
+    Pass,
+    /// `Target.getTargets`: only the context's targets, through the client's filter.
+    Targets(Option<Value>),
+    /// `Browser.getWindowForTarget`: the window becomes the client's.
+    Window,
+    /// `Target.createTarget`: answered once the new page is attached, when the client auto-attaches pages.
+    Created,
+}
+
+/// Waits for an auto-attach to be answered.
+pub(super) enum Waiter {
+    /// A `Target.setAutoAttach` answered once all its targets are attached.
+    Batch(u64),
+    /// An answer held back until then.
+    Reply(String),
+}
+
+pub(super) struct Relay {
+    pub(super) scope: ClientScope,
+    /// The relay's browser session: the client's browser-level commands are sent in it.
+    pub(super) browser_session: String,
+    pub(super) browser_info: Option<Value>,
+    pub(super) to_browser: mpsc::UnboundedSender<String>,
+    pub(super) to_client: mpsc::Sender<String>,
+    pub(super) next: u64,
+    pub(super) pending: HashMap<u64, Pending>,
+    /// The client's browser-level auto-attach filter, when it auto-attaches.
+    pub(super) auto: Option<Option<Value>>,
+    /// The client's discovery filter, when it discovers targets.
+    pub(super) discover: Option<Option<Value>>,
+    pub(super) auto_attached: HashSet<String>,
+    pub(super) waiting: HashMap<String, Vec<Waiter>>,
+    pub(super) batches: HashMap<u64, (usize, Value)>,
+    /// Sessions attached in the relay's browser session (detached when the relay ends).
+    pub(super) top_sessions: HashSet<String>,
+    pub(super) end: Option<RelayEnd>,
+    pub(super) tabs: std::sync::Weak<crate::page::Inner>,
+    /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
+    pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
+}
+
+impl Relay {
+    pub(super) fn new(
+        scope: ClientScope,
+        to_browser: mpsc::UnboundedSender<String>,
+        to_client: mpsc::Sender<String>,
+        tabs: std::sync::Weak<crate::page::Inner>,
+        adopted: mpsc::UnboundedSender<(String, Value)>,
+    ) -> Self {
+        Relay {
+            scope,
+            browser_session: String::new(),
+            browser_info: None,
+            to_browser,
+            to_client,
+            next: 0,
+            pending: HashMap::new(),
+            auto: None,
+            discover: None,
+            auto_attached: HashSet::new(),
+            waiting: HashMap::new(),
+            batches: HashMap::new(),
+            top_sessions: HashSet::new(),
+            end: None,
+            tabs,
+            adopted,
+        }
+    }
+
+    pub(super) fn send_browser(&mut self, method: &str, params: Value, session: Option<&str>, pending: Pending) {
+        self.next += 1;
+        let id = self.next;
+        self.pending.insert(id, pending);
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            msg["sessionId"] = Value::from(s);
+        }
+        if self.to_browser.send(msg.to_string()).is_err() {
+            self.end = Some(RelayEnd::BrowserGone);
+        }
+    }
+
+    pub(super) async fn send_client(&mut self, text: String) {
+        if self.to_client.send(text).await.is_err() {
+            self.end = Some(RelayEnd::ClientLeft);
+        }
+    }
+
+    pub(super) async fn reply(&mut self, id: Value, session: Option<&str>, result: Value) {
+        let mut msg = json!({ "id": id, "result": result });
+        if let Some(s) = session {
+            msg["sessionId"] = Value::from(s);
+        }
+        self.send_client(msg.to_string()).await;
+    }
+
+    pub(super) async fn reply_error(&mut self, id: Value, session: Option<&str>, code: i64, message: &str) {
+        let mut msg = json!({ "id": id, "error": { "code": code, "message": message } });
+        if let Some(s) = session {
+            msg["sessionId"] = Value::from(s);
+        }
+        self.send_client(msg.to_string()).await;
+    }
+
+    /// Opens the relay's browser session and its discovery of targets, keeping the context's ones.
+    pub(super) async fn start(
+        &mut self,
+        from_browser: &mut mpsc::UnboundedReceiver<String>,
+    ) -> Result<(), BrowserError> {
+        let attached = self.call(from_browser, "Target.attachToBrowserTarget", json!({}), false).await?;
+        self.browser_session = attached
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| BrowserError::Cdp("the browser gave the relay no session".into()))?
+            .to_owned();
+        let info = self.call(from_browser, "Target.getTargetInfo", json!({}), true).await?;
+        self.browser_info = info.get("targetInfo").cloned();
+        self.call(from_browser, "Target.setDiscoverTargets", json!({ "discover": true, "filter": [{}] }), true).await?;
+        Ok(())
+    }
+
+    /// One call of the relay's own, waited for; the context's targets discovered meanwhile are kept.
+    async fn call(
+        &mut self,
+        from_browser: &mut mpsc::UnboundedReceiver<String>,
+        method: &str,
+        params: Value,
+        in_browser_session: bool,
+    ) -> Result<Value, BrowserError> {
+        let session = in_browser_session.then(|| self.browser_session.clone());
+        self.send_browser(method, params, session.as_deref(), Pending::Own);
+        let id = self.next;
+        while let Some(text) = from_browser.recv().await {
+            let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+            if v.get("id").and_then(Value::as_u64) == Some(id) {
+                self.pending.remove(&id);
+                return match v.get("error") {
+                    Some(e) => Err(BrowserError::Cdp(format!("{method}: {e}"))),
+                    None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+                };
+            }
+            if v["method"] == "Target.targetCreated" {
+                if let Some(info) = v.pointer("/params/targetInfo") {
+                    self.scope.track(info);
+                }
+            }
+        }
+        Err(BrowserError::InstanceLost)
+    }
+
+    pub(super) async fn on_client(&mut self, text: &str) {
+        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+            return self.reply_error(Value::Null, None, -32700, "Message must be a valid JSON").await;
+        };
+        let Some(id) = msg.get("id").filter(|id| id.is_u64()).cloned() else {
+            return self.reply_error(Value::Null, None, -32600, "Message must have integer 'id' property").await;
+        };
+        let Some(method) = msg.get("method").and_then(Value::as_str) else {
+            return self.reply_error(id, None, -32600, "Message must have string 'method' property").await;
+        };
+        let params = msg.get("params").cloned().unwrap_or_else(|| json!({}));
+        let session = msg.get("sessionId").and_then(Value::as_str);
+        let level = match session {
+            Some(s) if self.scope.sessions.contains(s) => Level::Session,
+            Some(s) => return self.reply_error(id, Some(s), -32001, "Session with given id not found.").await,
+            None => Level::Browser,
+        };
+        let verdict = rules::check(method, &params, level, &self.scope);
+        let verdict = match verdict {
+            Verdict::Emulate(Emulated::Nested) => {
+                let message = params.get("message").and_then(Value::as_str).unwrap_or_default();
+                match rules::check_nested(message, &self.scope) {
+                    Verdict::Forward => Verdict::Forward,
+                    refused => refused,
+                }
+            }
+            v => v,
+        };
+        if !matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+            tracing::debug!(method, "a DevTools client's command was answered by the relay");
+        }
+        let then = match method {
+            "Browser.getWindowForTarget" => Then::Window,
+            "Target.createTarget" => Then::Created,
+            _ => Then::Pass,
+        };
+        let target_session = session.map(str::to_owned).unwrap_or_else(|| self.browser_session.clone());
+        match verdict {
+            Verdict::Forward => self.send_browser(method, params, Some(&target_session), Pending::Client { id, then }),
+            Verdict::ForwardWith(p) => {
+                self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
+            }
+            Verdict::Answer(result) => self.reply(id, session, result).await,
+            Verdict::Refuse(why) => self.reply_error(id, session, -32000, &why).await,
+            Verdict::Emulate(e) => self.emulate(e, id, params).await,
+        }
+    }
+
+    pub(super) async fn on_browser(&mut self, text: String) {
+        let Ok(mut v) = serde_json::from_str::<Value>(&text) else { return };
+        if let Some(n) = v.get("id").and_then(Value::as_u64) {
+            match self.pending.remove(&n) {
+                Some(Pending::Client { id, then }) => self.answer(v, id, then).await,
+                Some(Pending::AutoAttach { target }) => {
+                    for waiter in self.waiting.remove(&target).unwrap_or_default() {
+                        self.release(waiter).await;
+                    }
+                }
+                Some(Pending::Own) | None => {}
+            }
+            return;
+        }
+        let session = v.get("sessionId").and_then(Value::as_str).map(str::to_owned);
+        match session {
+            Some(s) if s == self.browser_session => {
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("sessionId");
+                }
+                self.on_browser_event(v).await;
+            }
+            Some(s) if self.scope.sessions.contains(&s) => {
+                let child = v.pointer("/params/sessionId").and_then(Value::as_str).map(str::to_owned);
+                match (v["method"].as_str(), child) {
+                    (Some("Target.attachedToTarget"), Some(c)) => {
+                        self.scope.sessions.insert(c);
+                    }
+                    (Some("Target.detachedFromTarget"), Some(c)) => {
+                        self.scope.sessions.remove(&c);
+                    }
+                    _ => {}
+                }
+                self.send_client(text).await;
+            }
+            _ => {}
+        }
+    }
+
+    async fn answer(&mut self, mut v: Value, id: Value, then: Then) {
+        if v.get("sessionId").and_then(Value::as_str) == Some(self.browser_session.as_str()) {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("sessionId");
+            }
+        }
+        v["id"] = id;
+        match then {
+            Then::Pass => {}
+            Then::Targets(filter) => {
+                if let Some(list) = v.pointer_mut("/result/targetInfos").and_then(Value::as_array_mut) {
+                    list.retain(|info| {
+                        let kind = info.get("type").and_then(Value::as_str).unwrap_or_default();
+                        self.scope.is_own(info) && filter_allows(filter.as_ref(), kind)
+                    });
+                }
+            }
+            Then::Window => {
+                if let Some(w) = v.pointer("/result/windowId").and_then(Value::as_i64) {
+                    self.scope.windows.insert(w);
+                }
+            }
+            Then::Created => {
+                if let Some(target) = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned) {
+                    let url = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("").to_owned();
+                    let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
+                    tokio::spawn(async move {
+                        if let Some(inner) = tabs.upgrade() {
+                            let id = chromiumoxide::cdp::browser_protocol::target::TargetId::from(target.clone());
+                            crate::adopt::adopt(&inner, &id, &url).await;
+                        }
+                        let _ = adopted.send((target, v));
+                    });
+                    return;
+                }
+            }
+        }
+        self.send_client(v.to_string()).await;
+    }
+
+    async fn on_browser_event(&mut self, v: Value) {
+        let method = v["method"].as_str().unwrap_or_default().to_owned();
+        let params = &v["params"];
+        match method.as_str() {
+            "Target.targetCreated" | "Target.targetInfoChanged" => {
+                let Some(info) = params.get("targetInfo") else { return };
+                if !self.scope.track(info) {
+                    return;
+                }
+                let kind = info.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let id = info.get("targetId").and_then(Value::as_str).unwrap_or_default().to_owned();
+                if self.discover.as_ref().is_some_and(|f| filter_allows(f.as_ref(), &kind)) {
+                    self.send_client(v.to_string()).await;
+                }
+                let wanted = self.auto.as_ref().is_some_and(|f| filter_allows(f.as_ref(), &kind));
+                if method == "Target.targetCreated" && wanted && scope::attaches_at_browser_level(&kind) {
+                    self.auto_attach(&id, None);
+                }
+            }
+            "Target.targetDestroyed" | "Target.targetCrashed" => {
+                let Some(id) = params.get("targetId").and_then(Value::as_str) else { return };
+                let Some(kind) = self.scope.kind_of(id).map(str::to_owned) else { return };
+                if method == "Target.targetDestroyed" {
+                    self.scope.targets.remove(id);
+                    self.auto_attached.remove(id);
+                }
+                if self.discover.as_ref().is_some_and(|f| filter_allows(f.as_ref(), &kind)) {
+                    self.send_client(v.to_string()).await;
+                }
+            }
+            "Target.attachedToTarget" => {
+                let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
+                self.scope.sessions.insert(session.to_owned());
+                self.top_sessions.insert(session.to_owned());
+                self.send_client(v.to_string()).await;
+            }
+            "Target.detachedFromTarget" => {
+                let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
+                self.scope.sessions.remove(session);
+                self.top_sessions.remove(session);
+                self.send_client(v.to_string()).await;
+            }
+            "Target.receivedMessageFromTarget" => {
+                let owned =
+                    params.get("sessionId").and_then(Value::as_str).is_some_and(|s| self.scope.sessions.contains(s));
+                if owned {
+                    self.send_client(v.to_string()).await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Detaches every session the client had and the relay's browser session (nothing stays paused or
+    /// reported to a gone client).
+    pub(super) fn detach_all(&mut self) {
+        let session = self.browser_session.clone();
+        let top: Vec<String> = self.top_sessions.drain().collect();
+        for s in top {
+            self.send_browser("Target.detachFromTarget", json!({ "sessionId": s }), Some(&session), Pending::Own);
+        }
+        if !session.is_empty() {
+            self.send_browser("Target.detachFromTarget", json!({ "sessionId": session }), None, Pending::Own);
+        }
+    }
+}

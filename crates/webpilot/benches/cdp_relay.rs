@@ -1,0 +1,176 @@
+//! The DevTools relay's overhead (prints a table, writes JSON, asserts nothing): `Runtime.evaluate("1+1")`
+//! round trips (p50, p99) and page screenshots per second, through a session's `cdpURL` beside a client
+//! connected straight to a Chromium of its own (same binary and flags, `--remote-debugging-port`, no
+//! relay). Run with `cargo bench -p webpilot --bench cdp_relay`; the JSON goes to
+//! `target/bench/cdp_relay.json`. `WEBPILOT_BENCH_EVALS` sets the round trips per side (default 2000).
+
+mod common;
+
+use common::percentile;
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_tungstenite::tungstenite::Message;
+use webpilot::config::{ServeConfig, StoreConfig};
+use webpilot_core::usage::usd_to_micros;
+use webpilot_testkit::FixtureSite;
+
+use clap::Parser;
+
+#[derive(Parser)]
+struct Flags {
+    #[command(flatten)]
+    serve: ServeConfig,
+}
+
+const SCREENSHOTS: usize = 100;
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A sequential DevTools client attached to one page.
+struct Client {
+    ws: Ws,
+    next: u64,
+    session: String,
+}
+
+impl Client {
+    async fn connect(url: &str, page_url: &str) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("connect");
+        let mut c = Client { ws, next: 0, session: String::new() };
+        let targets = c.call(None, "Target.getTargets", json!({})).await;
+        let page = targets["targetInfos"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["type"] == "page"))
+            .expect("a page")
+            .clone();
+        let attached =
+            c.call(None, "Target.attachToTarget", json!({ "targetId": page["targetId"], "flatten": true })).await;
+        c.session = attached["sessionId"].as_str().expect("session").to_owned();
+        let session = c.session.clone();
+        c.call(Some(&session), "Page.navigate", json!({ "url": page_url })).await;
+        c
+    }
+
+    async fn call(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let mut msg = json!({ "id": self.next, "method": method, "params": params });
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        self.ws.send(Message::text(msg.to_string())).await.expect("send");
+        loop {
+            let Some(Ok(Message::Text(t))) = self.ws.next().await else { panic!("the connection closed") };
+            let v: Value = serde_json::from_str(t.as_str()).expect("JSON");
+            if v["id"].as_u64() == Some(self.next) {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// Milliseconds per `Runtime.evaluate("1+1")` round trip, `n` of them one after another.
+    async fn evals(&mut self, n: usize) -> Vec<f64> {
+        let session = self.session.clone();
+        let mut took = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            let r = self.call(Some(&session), "Runtime.evaluate", json!({ "expression": "1+1" })).await;
+            took.push(t.elapsed().as_secs_f64() * 1000.0);
+            assert_eq!(r["result"]["value"], 2);
+        }
+        took.sort_by(|a, b| a.total_cmp(b));
+        took
+    }
+
+    /// Screenshots (PNG, the page's viewport) per second.
+    async fn screenshots(&mut self) -> f64 {
+        let session = self.session.clone();
+        let t = Instant::now();
+        for _ in 0..SCREENSHOTS {
+            let r = self.call(Some(&session), "Page.captureScreenshot", json!({ "format": "png" })).await;
+            assert!(r["data"].as_str().is_some_and(|d| !d.is_empty()));
+        }
+        SCREENSHOTS as f64 / t.elapsed().as_secs_f64()
+    }
+}
+
+/// A Chromium of its own with a DevTools port (the bench's baseline only; the service never opens one),
+/// and its browser WebSocket URL.
+async fn direct_chromium(profile: &std::path::Path) -> (tokio::process::Child, String) {
+    let mut cmd = tokio::process::Command::new("chromium");
+    cmd.args(["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0", "--window-size=1024,600"]);
+    cmd.arg(format!("--user-data-dir={}", profile.display())).arg("about:blank");
+    let mut child = cmd.stderr(std::process::Stdio::piped()).kill_on_drop(true).spawn().expect("chromium");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let wait = async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                return url.trim().to_owned();
+            }
+        }
+        panic!("chromium printed no DevTools URL")
+    };
+    let url = tokio::time::timeout(Duration::from_secs(30), wait).await.expect("chromium started");
+    (child, url)
+}
+
+fn row(name: &str, evals: &[f64], shots: f64) -> Value {
+    let (p50, p99) = (percentile(evals, 50.0), percentile(evals, 99.0));
+    println!(
+        "{name:<28} evaluate p50 {p50:>7.3} ms   p99 {p99:>7.3} ms   screenshots {shots:>6.1}/s   (n={})",
+        evals.len()
+    );
+    json!({ "evaluate_p50_ms": p50, "evaluate_p99_ms": p99, "screenshots_per_s": shots, "n": evals.len() })
+}
+
+#[tokio::main]
+async fn main() {
+    let n: usize = std::env::var("WEBPILOT_BENCH_EVALS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let site = FixtureSite::start().await;
+    let allow = format!("127.0.0.1:{}", site.port());
+    let flags =
+        Flags::parse_from(["bench", "--egress-allow", &allow, "--listen", "127.0.0.1:0", "--rate-limit", "1000000"]);
+    let data = tempfile::tempdir().expect("tempdir");
+    let app = webpilot::start(&flags.serve, &StoreConfig::sqlite(data.path())).await.expect("start");
+    let user = app.store.create_user("bench", usd_to_micros(1000.0)).await.expect("user");
+    let (_, key) = app.store.create_api_key(&user.id, "bench", None).await.expect("key");
+    let started = reqwest::Client::new()
+        .post(format!("http://{}/start/start-session", app.addr))
+        .bearer_auth(&key)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("start-session")
+        .json::<Value>()
+        .await
+        .expect("json");
+    let cdp_url = started["cdpURL"].as_str().expect("cdpURL").to_owned();
+    let page = site.url("/pricing");
+
+    let profile = tempfile::tempdir().expect("profile");
+    let (_chromium, direct_url) = direct_chromium(profile.path()).await;
+    let mut direct = Client::connect(&direct_url, &page).await;
+    let mut relayed = Client::connect(&cdp_url, &page).await;
+    // Warm both paths up before measuring.
+    direct.evals(100).await;
+    relayed.evals(100).await;
+
+    println!("== DevTools round trips and screenshots, one client at a time ==");
+    let d = direct.evals(n).await;
+    let r = relayed.evals(n).await;
+    let d_shots = direct.screenshots().await;
+    let r_shots = relayed.screenshots().await;
+    let direct_row = row("direct to Chromium", &d, d_shots);
+    let relay_row = row("through the relay (cdpURL)", &r, r_shots);
+    let added = percentile(&r, 50.0) - percentile(&d, 50.0);
+    let share = r_shots / d_shots * 100.0;
+    println!("added at p50: {added:.3} ms; relay screenshot throughput: {share:.0}% of direct");
+    let report =
+        json!({ "direct": direct_row, "relay": relay_row, "added_p50_ms": added, "screenshot_share_pct": share });
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench");
+    let _ = std::fs::create_dir_all(&out);
+    let _ = std::fs::write(out.join("cdp_relay.json"), serde_json::to_string_pretty(&report).unwrap_or_default());
+    app.shutdown().await;
+}
