@@ -39,18 +39,19 @@ fn client() -> &'static reqwest::Client {
     })
 }
 
-/// The session a path names: `/task/{session}/…` and `/stream/{session}/…`.
+/// The session a path names: `/task/{session}/…`, `/stream/{session}/…` and `/cdp/{session}/…`.
 fn session_in_path(path: &str) -> Option<&str> {
     let mut parts = path.trim_start_matches('/').split('/');
     match (parts.next(), parts.next()) {
-        (Some("task" | "stream"), Some(id)) if !id.is_empty() => Some(id),
+        (Some("task" | "stream" | "cdp"), Some(id)) if !id.is_empty() => Some(id),
         _ => None,
     }
 }
 
 /// Middleware: forwards the request when its session is held by another alive node.
 pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if req.headers().contains_key(FORWARDED_BY) {
+    // A WebSocket upgrade (the DevTools endpoint) is carried to the owner by its handler (`cdp_forward`).
+    if req.headers().contains_key(FORWARDED_BY) || req.headers().contains_key(header::UPGRADE) {
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
@@ -74,6 +75,10 @@ pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -
         }
     }
     next.run(Request::from_parts(parts, body)).await
+}
+
+pub(crate) fn this_node(state: &AppState) -> Option<axum::http::HeaderValue> {
+    state.cluster.node_id().parse().ok()
 }
 
 async fn forward(state: &AppState, owner: &str, parts: axum::http::request::Parts, body: Body) -> Response {
@@ -167,6 +172,7 @@ mod tests {
     fn sessions_are_found_in_poll_and_stream_paths_only() {
         assert_eq!(session_in_path("/task/ses_1/task_2"), Some("ses_1"));
         assert_eq!(session_in_path("/stream/ses_1/whep/r"), Some("ses_1"));
+        assert_eq!(session_in_path("/cdp/ses_1/json/version"), Some("ses_1"));
         assert_eq!(session_in_path("/stream/"), None);
         assert_eq!(session_in_path("/start/send-message"), None);
         assert_eq!(session_in_path("/start/health"), None);

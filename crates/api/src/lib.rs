@@ -4,6 +4,7 @@
 mod auth;
 mod body;
 mod capability;
+mod cdp_forward;
 mod error;
 mod forward;
 pub mod metrics;

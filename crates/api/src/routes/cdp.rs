@@ -127,6 +127,11 @@ pub async fn connect(
     Query(q): Query<CdpQuery>,
     mut parts: Parts,
 ) -> Result<Response, ErrorResponse> {
+    if !parts.headers.contains_key(crate::forward::FORWARDED_BY) {
+        if let Some(owner) = crate::forward::owner_elsewhere(&state, &session_id).await {
+            return Ok(crate::cdp_forward::to_owner(&state, &owner, parts, MAX_MESSAGE_BYTES).await);
+        }
+    }
     authorize(&state, &session_id, q.token.as_deref(), &mut parts).await?;
     let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &state).await.map_err(|_| {
         ApiError::new(ErrorCode::InvalidParams, "the DevTools endpoint is a WebSocket: send an upgrade request")
@@ -149,9 +154,13 @@ async fn serve(
 ) {
     let (to_relay, from_client) = mpsc::channel(QUEUE);
     let (to_client, mut from_relay) = mpsc::channel(QUEUE);
-    // The session ends (its pages' sender is dropped) or moves to another browser (a new page is sent).
+    // The session ends (its pages' sender is dropped), or its browser was lost and it moved to another
+    // (a new page is sent): the client's targets are gone either way.
     let ended = async move {
-        let _ = pages.changed().await;
+        match pages.changed().await {
+            Ok(()) => RelayEnd::BrowserGone,
+            Err(_) => RelayEnd::SessionEnded,
+        }
     };
     let relay = tokio::spawn(scope.run(from_client, to_client, ended));
     let (mut sink, mut stream) = socket.split();

@@ -59,12 +59,12 @@ impl DevtoolsScope {
     }
 
     /// Relays `from_client` to the session's context and its answers and events to `to_client` until the
-    /// client leaves, closes the browser, the browser goes, or `ended` completes.
+    /// client leaves, closes the browser, the browser goes, or `ended` completes (with its reason).
     pub async fn run(
         self,
         mut from_client: mpsc::Receiver<String>,
         to_client: mpsc::Sender<String>,
-        ended: impl Future<Output = ()>,
+        ended: impl Future<Output = RelayEnd>,
     ) -> Result<RelayEnd, BrowserError> {
         let (to_browser, mut from_browser, _tasks) = match self.process.link.get().and_then(crate::pipe::Link::attach) {
             Some((tx, rx)) => (tx, rx, Vec::new()),
@@ -81,7 +81,7 @@ impl DevtoolsScope {
         tokio::pin!(ended);
         let end = loop {
             tokio::select! {
-                () = &mut ended => break RelayEnd::SessionEnded,
+                end = &mut ended => break end,
                 m = from_client.recv() => match m {
                     Some(text) => relay.on_client(&text).await,
                     None => break RelayEnd::ClientLeft,

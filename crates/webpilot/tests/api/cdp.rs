@@ -107,3 +107,52 @@ async fn only_the_cdp_token_or_the_owners_key_opens_the_endpoint_and_terminate_c
     assert_eq!((after.status, after.body["code"].as_str()), (404, Some("SESSION_NOT_FOUND")), "{:?}", after.body);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_devtools_endpoint_works_through_a_node_that_does_not_hold_the_session() {
+    let cluster = crate::cluster::Cluster::new().await;
+    let a = cluster.node_with(None, |s| s).await;
+    let b = cluster.node_with(None, |s| s).await;
+    let key = a.key().await;
+    let (sid, started) = a.session_on(&key, "/").await;
+    let ws = |base: &str| base.replacen("http://", "ws://", 1);
+    let through_b = started["cdpURL"].as_str().expect("cdpURL").replace(&ws(&a.base), &ws(&b.base));
+    assert!(through_b.starts_with(&ws(&b.base)), "{through_b}");
+    let mut client = Cdp::connect(&through_b).await;
+    let (_, page) = client.attach_page().await;
+    assert_eq!(client.eval(&page, "location.href").await, a.site.url("/"));
+    // The owner's refusal is b's answer.
+    let bare = through_b.split('?').next().expect("url").to_owned();
+    let refused = Cdp::try_connect(&bare, None).await.err().expect("refused");
+    assert_eq!((refused.status, refused.body["code"].as_str()), (401, Some("UNAUTHORIZED")), "{:?}", refused.body);
+    let token = token_in(&through_b);
+    let version = b.get(&format!("/cdp/{sid}/json/version?token={token}")).await;
+    assert_eq!(version.status, 200, "{}", version.body);
+    // Ending the session through b closes the connection through b with the owner's close frame.
+    assert_eq!(b.state(&key, &sid, "terminate").await.status, 200);
+    let frame = client.closed_within(Duration::from_secs(10)).await.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1001, "{frame:?}");
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn binary_frames_are_refused_and_a_lost_browser_closes_the_relay() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, body) = app.session_on(&key, "/").await;
+    let url = body["cdpURL"].as_str().expect("cdpURL").to_owned();
+    let mut binary = Cdp::connect(&url).await;
+    binary.send_binary(b"{\"id\":1,\"method\":\"Browser.getVersion\"}".to_vec()).await;
+    let frame = binary.closed_within(Duration::from_secs(10)).await.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1003, "{frame:?}");
+    // Chromium killed under an open relay: the connection closes with a close frame.
+    let mut client = Cdp::connect(&url).await;
+    client.attach_page().await;
+    for pid in app.app().manager.pool().pids().await {
+        let _ = std::process::Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    let frame = client.closed_within(Duration::from_secs(20)).await.expect("a close frame");
+    assert!([1001, 1011].contains(&u16::from(frame.code)), "{frame:?}");
+    app.stop().await;
+}

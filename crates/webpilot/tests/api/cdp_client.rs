@@ -53,6 +53,11 @@ impl Cdp {
         self.ws.send(Message::text(text)).await.expect("send");
     }
 
+    /// Sends a raw binary frame.
+    pub async fn send_binary(&mut self, bytes: Vec<u8>) {
+        self.ws.send(Message::binary(bytes)).await.expect("send");
+    }
+
     /// A command at browser level: its result, or its error message.
     pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, String> {
         self.command(None, method, params).await
