@@ -3,6 +3,7 @@
 
 mod auth;
 mod body;
+mod calls;
 mod capability;
 mod cdp_forward;
 mod error;

@@ -25,7 +25,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use utoipa::ToSchema;
 use webpilot_core::chat::ChatRequest;
 use webpilot_core::usage::micros_to_usd;
-use webpilot_core::{ApiError, ErrorCode, SessionId};
+use webpilot_core::{ErrorCode, SessionId};
 use webpilot_sessions::{SessionManager, StartedTask, TaskView};
 use webpilot_store::User;
 
@@ -101,9 +101,8 @@ enum Outcome {
 async fn chat(state: &AppState, user: &User, body: Result<Bytes, BytesRejection>) -> Result<Response, ErrorResponse> {
     let req = ChatRequest::parse(&parse_json(body)?)?;
     let max_wait = Duration::from_millis(req.params.limits.max_duration_ms) + WAIT_SLACK;
-    let started = state.manager.start_session_with_context(user, req.params, req.context).await?;
-    let guard = SessionGuard { manager: state.manager.clone(), session_id: Some(started.session_id.clone()) };
-    let task = started.task.ok_or_else(|| ApiError::code(ErrorCode::InternalError))?;
+    let task = crate::calls::start_task(state, user, req.params, req.context).await?;
+    let guard = SessionGuard { manager: state.manager.clone(), session_id: Some(task.session_id.clone()) };
     let meta = Meta {
         id: format!("chatcmpl-{}", task.task_id),
         created: SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),

@@ -94,7 +94,10 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::forward::to_owner))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        // The span names the path alone: a query may carry a capability (`?token=`), which is never logged.
+        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(|req: &axum::extract::Request| {
+            tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())
+        }))
         .layer(crate::socket::layer(state.clone()))
         .with_state(state)
 }

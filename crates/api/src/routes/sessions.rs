@@ -3,13 +3,13 @@
 use super::rate_limited;
 use crate::auth::AuthUser;
 use crate::body::parse_json;
+use crate::calls::{self, Sent};
 use crate::error::ErrorBody;
-use crate::error::ErrorResponse;
 use crate::openapi::requests::{RunTaskRequest, SendMessageRequest, StartSessionRequest};
 use crate::openapi::SESSIONS;
 use crate::state::AppState;
 use crate::views;
-use crate::views::{MessageAck, SendMessageResponse, SessionStarted, TaskAfterWait};
+use crate::views::{SendMessageResponse, SessionStarted, TaskAfterWait};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
@@ -18,7 +18,6 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
-use webpilot_sessions::SendOutcome;
 
 /// Starts a session (and its initial task when `taskDetails` is given, without waiting for it).
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
@@ -41,10 +40,7 @@ pub async fn start_session(
 ) -> Response {
     rate_limited(&state, &user, async {
         let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::StartSession)?;
-        let prompt = params.task_details.clone().unwrap_or_default();
-        let started = state.manager.start_session(&user, params).await?;
-        let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
-        Ok(Json(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url)))
+        Ok(Json(calls::start_session(&state, &user, params).await?))
     })
     .await
 }
@@ -70,12 +66,7 @@ pub async fn run_task(
 ) -> Response {
     rate_limited(&state, &user, async {
         let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::RunTask)?;
-        let started = state.manager.start_session(&user, params).await?;
-        let task = started
-            .task
-            .ok_or_else(|| ErrorResponse(webpilot_core::ApiError::code(webpilot_core::ErrorCode::InternalError)))?;
-        let view = state.manager.wait_task(&task).await?;
-        Ok(Json(views::task_after_wait(&state.config, &state.manager.config().prices, &task, &view)))
+        Ok(Json(calls::run_task(&state, &user, params).await?))
     })
     .await
 }
@@ -105,17 +96,9 @@ pub async fn send_message(
 ) -> Response {
     rate_limited(&state, &user, async {
         let msg = SendMessage::parse(&parse_json(body)?)?;
-        let body = match state.manager.send(&user, &msg.session_id, &msg.message).await? {
-            SendOutcome::Task(task) => {
-                let view = state.manager.wait_task(&task).await?;
-                SendMessageResponse::Task(views::task_after_wait(
-                    &state.config,
-                    &state.manager.config().prices,
-                    &task,
-                    &view,
-                ))
-            }
-            SendOutcome::Ack(message) => SendMessageResponse::Ack(MessageAck { message, success: true }),
+        let body = match calls::send(&state, &user, &msg).await? {
+            Sent::Task(task) => SendMessageResponse::Task(calls::finish(&state, &task).await?),
+            Sent::Ack(ack) => SendMessageResponse::Ack(ack),
         };
         Ok(Json(body))
     })

@@ -3,7 +3,6 @@
 use crate::error::{ApiResult, ErrorBody};
 use crate::openapi::TASKS;
 use crate::state::AppState;
-use crate::views;
 use crate::views::PollView;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -20,6 +19,5 @@ pub async fn poll(
     State(state): State<AppState>,
     Path((session_id, task_id)): Path<(String, String)>,
 ) -> ApiResult<Json<PollView>> {
-    let view = state.manager.poll(&session_id, &task_id).await?;
-    Ok(Json(views::poll(&state.manager.config().prices, &view)))
+    Ok(Json(crate::calls::get_task(&state, &session_id, &task_id).await?))
 }

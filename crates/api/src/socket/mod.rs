@@ -11,12 +11,12 @@ mod remote;
 
 pub(crate) use remote::answer_for_node;
 
+use crate::calls::{self, Call, Via, Wait};
 use crate::capability::SocketKey;
 use crate::error::error_json;
 use crate::state::AppState;
-use crate::views;
 use futures::{Stream, StreamExt};
-use serde_json::{json, Value};
+use serde_json::Value;
 use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
 use socketioxide::layer::SocketIoLayer;
@@ -31,7 +31,6 @@ use tokio::task::AbortHandle;
 use webpilot_cluster::WireEvent;
 use webpilot_core::events::SessionEvent;
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_sessions::SendOutcome;
 
 /// The connected sockets (for `GET /start/active-sockets`), each with the task forwarding its
 /// session's events; the Socket.IO handle, to close every socket at shutdown; and the key of the
@@ -250,20 +249,11 @@ async fn on_message(state: &AppState, session_id: &str, msg: Option<Value>) -> R
     if !user.is_active() {
         return Err(ApiError::code(ErrorCode::AccountDeactivated));
     }
-    // Starting work counts toward the owner's limit even over the socket (other socket traffic does not).
-    if msg.get("actionType").and_then(Value::as_str) == Some("newTask") && !state.rate.hit(&user.id).await.allowed {
+    let message = webpilot_core::params::SendMessage { session_id: session_id.to_owned(), message: msg };
+    let call = Call::Send { message, wait: Wait::No };
+    if calls::counts_toward_limit(&call, Via::Socket) && !state.rate.hit(&user.id).await.allowed {
         return Err(ApiError::code(ErrorCode::RateLimitExceeded));
     }
-    Ok(match state.manager.send(&user, session_id, &msg).await? {
-        SendOutcome::Task(task) => json!({
-            "success": true,
-            "sessionId": task.session_id,
-            "taskId": task.task_id,
-            "status": "pending",
-            "pending": true,
-            "pollUrl": views::poll_url(&state.config, &task),
-            "message": "the task started; its events follow on this socket",
-        }),
-        SendOutcome::Ack(message) => json!({ "success": true, "message": message }),
-    })
+    let outcome = calls::execute(state, &user, call).await?;
+    serde_json::to_value(outcome).map_err(|_| ApiError::code(ErrorCode::InternalError))
 }

@@ -2,9 +2,9 @@
 //! and resources `webpilot://sessions`, `webpilot://task/{sessionId}/{taskId}`. Tools take the REST
 //! bodies' fields and answer the REST bodies (the same parsing and views), so both interfaces agree.
 
+use crate::calls::{self, Call, Via, Wait};
 use crate::error::error_json;
 use crate::state::AppState;
-use crate::views;
 use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, Implementation, JsonObject,
@@ -18,7 +18,6 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams};
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_sessions::SendOutcome;
 use webpilot_store::User;
 
 /// The authenticated caller, put into the request's extensions by the auth middleware.
@@ -161,42 +160,21 @@ impl McpServer {
         if let Some(owner) = super::remote::owner(state, name, args).await {
             return super::remote::call(state, &owner, user, name, args).await;
         }
-        let prices = &state.manager.config().prices;
-        match name {
-            "run_task" => {
-                self.rate(user).await?;
-                let params = SessionParams::parse(args, SessionOrigin::RunTask)?;
-                let started = state.manager.start_session(user, params).await?;
-                let task = started.task.ok_or_else(|| ApiError::code(ErrorCode::InternalError))?;
-                let view = state.manager.wait_task(&task).await?;
-                Ok(json!(views::task_after_wait(&state.config, prices, &task, &view)))
-            }
-            "start_session" => {
-                self.rate(user).await?;
-                let params = SessionParams::parse(args, SessionOrigin::StartSession)?;
-                let prompt = params.task_details.clone().unwrap_or_default();
-                let started = state.manager.start_session(user, params).await?;
-                let socket_url = state.sockets.socket_url(&state.config.public_url, started.session_id.as_str());
-                Ok(json!(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url)))
-            }
-            "send_message" => {
-                self.rate(user).await?;
-                let msg = SendMessage::parse(args)?;
-                match state.manager.send(user, &msg.session_id, &msg.message).await? {
-                    SendOutcome::Task(task) => {
-                        let view = state.manager.wait_task(&task).await?;
-                        Ok(json!(views::task_after_wait(&state.config, prices, &task, &view)))
-                    }
-                    SendOutcome::Ack(message) => Ok(json!({ "success": true, "message": message })),
-                }
-            }
+        let call = match name {
+            "run_task" => Call::RunTask(SessionParams::parse(args, SessionOrigin::RunTask)?),
+            "start_session" => Call::StartSession(SessionParams::parse(args, SessionOrigin::StartSession)?),
+            "send_message" => Call::Send { message: SendMessage::parse(args)?, wait: Wait::ForTask },
             "get_task" => {
                 let (session_id, task_id) = ids(args)?;
-                let view = state.manager.poll(&session_id, &task_id).await?;
-                Ok(json!(views::poll(prices, &view)))
+                Call::GetTask { session_id, task_id }
             }
-            other => Err(ApiError::new(ErrorCode::InvalidParams, format!("unknown tool {other:?}"))),
+            other => return Err(ApiError::new(ErrorCode::InvalidParams, format!("unknown tool {other:?}"))),
+        };
+        if calls::counts_toward_limit(&call, Via::Request) {
+            self.rate(user).await?;
         }
+        let outcome = calls::execute(state, user, call).await?;
+        serde_json::to_value(outcome).map_err(|_| ApiError::code(ErrorCode::InternalError))
     }
 }
 
@@ -292,8 +270,8 @@ impl ServerHandler for McpServer {
         let Some((session_id, task_id)) = uri.strip_prefix(TASK_URI_PREFIX).and_then(|r| r.split_once('/')) else {
             return Err(McpError::resource_not_found(format!("no resource {uri}"), error_data(ErrorCode::NotFound)));
         };
-        match self.state.manager.poll(session_id, task_id).await {
-            Ok(view) => Ok(json_contents(uri, &json!(views::poll(&self.state.manager.config().prices, &view)))),
+        match calls::get_task(&self.state, session_id, task_id).await {
+            Ok(view) => Ok(json_contents(uri, &json!(view))),
             Err(e) => {
                 let code = mcp_code(e.code);
                 Err(McpError::resource_not_found(e.message, error_data(code)))
