@@ -71,6 +71,17 @@ impl Store {
             .bind(file.content)
             .execute(&mut *tx)
             .await?;
+            // Announced with the row: a stored file is never missed by the owner's webhooks.
+            let data = serde_json::json!({
+                "sessionId": session.as_str(),
+                "name": record.name,
+                "bytes": record.bytes,
+                "sha256": record.sha256,
+                "mimeType": record.mime_type,
+                "source": record.source,
+                "createdAt": record.created_at,
+            });
+            crate::webhooks::enqueue(&mut tx, user, "file.created", &data).await?;
             tx.commit().await?;
             Ok(record)
         })

@@ -104,9 +104,10 @@ impl Store {
         totals: RecordingTotals,
     ) -> Result<()> {
         retry::on_busy("finish a recording", || async {
-            sqlx::query(
+            let mut tx = self.pool.begin().await?;
+            let owner: Option<String> = sqlx::query_scalar(
                 "UPDATE recordings SET status = $1, ended_at = $2, duration_ms = $3, bytes = $4, frames = $5
-                 WHERE session_id = $6",
+                 WHERE session_id = $6 RETURNING user_id",
             )
             .bind(status.as_str())
             .bind(ended_at)
@@ -114,8 +115,23 @@ impl Store {
             .bind(totals.bytes)
             .bind(totals.frames)
             .bind(session)
-            .execute(&self.pool)
+            .fetch_optional(&mut *tx)
             .await?;
+            // A ready recording is announced with its row (`recording.ready`); a failed one is not.
+            if let (Some(user), RecordingStatus::Ready) = (owner, status) {
+                let data = serde_json::json!({
+                    "sessionId": session,
+                    "status": status.as_str(),
+                    "durationMs": totals.duration_ms,
+                    "bytes": totals.bytes,
+                    "frames": totals.frames,
+                    "endedAt": ended_at,
+                    "video": format!("/recordings/{session}/video.webm"),
+                    "events": format!("/recordings/{session}/events"),
+                });
+                crate::webhooks::enqueue(&mut tx, &UserId::from_string(user), "recording.ready", &data).await?;
+            }
+            tx.commit().await?;
             Ok(())
         })
         .await

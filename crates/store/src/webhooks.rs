@@ -7,7 +7,8 @@ use crate::{now_ms, retry, Result, Store};
 use webpilot_core::UserId;
 
 /// The event types a webhook may subscribe to.
-pub const WEBHOOK_EVENTS: &[&str] = &["task.completed", "task.failed", "task.guardrail", "session.ended"];
+pub const WEBHOOK_EVENTS: &[&str] =
+    &["task.completed", "task.failed", "task.guardrail", "session.ended", "file.created", "recording.ready"];
 
 /// A message to queue with a state change: its type and its `data`.
 #[derive(Debug, Clone, PartialEq)]

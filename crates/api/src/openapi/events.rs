@@ -122,6 +122,10 @@ pub enum WebhookEventType {
     TaskGuardrail,
     #[serde(rename = "session.ended")]
     SessionEnded,
+    #[serde(rename = "file.created")]
+    FileCreated,
+    #[serde(rename = "recording.ready")]
+    RecordingReady,
 }
 
 /// A webhook delivery's body (Standard Webhooks): `{type, timestamp, data}`; `data` by `type`.
@@ -134,7 +138,8 @@ pub struct WebhookMessage {
     data: WebhookData,
 }
 
-/// `data` of a webhook message: `task.completed`, `task.failed`, `task.guardrail`, `session.ended`.
+/// `data` of a webhook message: `task.completed`, `task.failed`, `task.guardrail`, `session.ended`,
+/// `file.created`, `recording.ready`.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum WebhookData {
@@ -142,6 +147,8 @@ pub enum WebhookData {
     TaskFailed(TaskFailedWebhook),
     TaskGuardrail(GuardrailWebhook),
     SessionEnded(SessionEndedWebhook),
+    FileCreated(FileCreatedWebhook),
+    RecordingReady(RecordingReadyWebhook),
 }
 
 /// `task.completed`'s `data`: the `task_completed` Socket.IO message with the session's id.
@@ -198,4 +205,38 @@ pub struct SessionEndedWebhook {
     reason: EndReason,
     /// The session time charged, USD.
     cost: f64,
+}
+
+/// `file.created`'s `data`: the fields of the `download` Socket.IO event, the session's id, where the file
+/// came from and when it was stored (downloads and uploads alike).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileCreatedWebhook {
+    session_id: String,
+    name: String,
+    bytes: i64,
+    sha256: String,
+    mime_type: String,
+    /// `download` or `upload`.
+    source: String,
+    /// Unix ms.
+    created_at: i64,
+}
+
+/// `recording.ready`'s `data`: a session's recording can be fetched (`GET /recordings/{sessionId}`).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingReadyWebhook {
+    session_id: String,
+    /// `ready`.
+    status: String,
+    duration_ms: i64,
+    bytes: i64,
+    frames: i64,
+    /// Unix ms.
+    ended_at: i64,
+    /// The video's path on the service (`/recordings/{sessionId}/video.webm`).
+    video: String,
+    /// The timeline's path on the service (`/recordings/{sessionId}/events`).
+    events: String,
 }

@@ -236,3 +236,34 @@ async fn two_nodes_deliver_each_message_once() {
     a.stop().await;
     b.stop().await;
 }
+
+#[tokio::test]
+async fn stored_files_and_ready_recordings_are_announced() {
+    let receiver = Receiver::start(0).await;
+    let allow = format!("127.0.0.1:{}", receiver.port);
+    let app = TestApp::spawn_with(|s| also_allow(s, &allow)).await;
+    let (_, key) = app.user(5.0).await;
+    register(&app, &key, &receiver, Some(json!(["file.created", "recording.ready"]))).await;
+    let body = json!({ "startingUrl": app.site.url("/pricing"), "recording": true });
+    let sid = app.start_session(&key, body).await;
+    let done = app.run_in(&key, &sid, "report the title").await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    let up = app.post_raw(&format!("/sessions/{sid}/files?name=note.txt"), Some(&key), "hello").await;
+    assert_eq!(up.status, 200, "{}", up.body);
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    let both = |a: &[Value]| ["file.created", "recording.ready"].iter().all(|t| a.iter().any(|x| x["type"] == *t));
+    let seen = receiver.wait("file.created and recording.ready", Duration::from_secs(30), both).await;
+    assert!(seen.iter().all(|a| a["verified"] == true), "{seen:?}");
+    let of = |t: &str| seen.iter().find(|a| a["type"] == t).map(|a| a["body"]["data"].clone()).expect("seen");
+    let file = of("file.created");
+    assert_eq!((file["sessionId"].as_str(), file["name"].as_str()), (Some(sid.as_str()), Some("note.txt")), "{file}");
+    assert_eq!(file["bytes"], 5, "{file}");
+    assert_eq!(file["source"], "upload", "{file}");
+    // sha256("hello")
+    assert_eq!(file["sha256"], "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824", "{file}");
+    let recording = of("recording.ready");
+    assert_eq!((recording["sessionId"].as_str(), recording["status"].as_str()), (Some(sid.as_str()), Some("ready")));
+    assert!(recording["bytes"].as_i64().is_some_and(|b| b > 0), "{recording}");
+    assert_eq!(recording["video"], format!("/recordings/{sid}/video.webm"), "{recording}");
+    app.stop().await;
+}
