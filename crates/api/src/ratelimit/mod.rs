@@ -2,7 +2,10 @@
 //! including failures. With Redis (`--redis-url`) the window is shared by every node; without it, or
 //! while Redis is unavailable (logged, and `GET /start/health` says so), each node counts alone.
 
+mod layer;
 mod local;
+
+pub use layer::{limit, LimitedUser};
 
 use local::LocalWindow;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -4,12 +4,11 @@
 
 use super::openai::error_body;
 use super::openai::OpenAiErrorBody;
-use super::rate_limited;
-use crate::auth::AuthUser;
 use crate::body::parse_json;
 use crate::error::ErrorResponse;
 use crate::openapi::requests::ChatCompletionRequest;
 use crate::openapi::OPENAI;
+use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
@@ -53,10 +52,10 @@ const WAIT_SLACK: Duration = Duration::from_secs(10);
     ))]
 pub async fn completions(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
+    LimitedUser(user): LimitedUser,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    rate_limited(&state, &user, chat(&state, &user, body)).await
+) -> Result<Response, ErrorResponse> {
+    chat(&state, &user, body).await
 }
 
 /// Ends its session when told to, or when dropped (in the background, owned by the manager).

@@ -1,6 +1,6 @@
 //! The router: every path of the REST contract (the documented ones through `utoipa_axum::routes!`, so
 //! each has its OpenAPI entry; `GET /openapi.json` serves the document), the Socket.IO channel
-//! (`/socket.io/`), JSON 404/405 fallbacks, and the rate-limit wrapper the four limited endpoints share.
+//! (`/socket.io/`), JSON 404/405 fallbacks, and the rate-limit layer on the work-starting routes.
 
 mod cdp;
 mod chat;
@@ -23,20 +23,19 @@ use crate::error::ErrorResponse;
 use crate::openapi::{ApiDoc, SecurityAndLimits};
 use crate::state::AppState;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, HeaderValue};
-use axum::response::{IntoResponse, Response};
+
 use axum::routing::{any, delete, get, post};
 use axum::Router;
-use std::future::Future;
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_store::User;
 
 pub fn router(state: AppState) -> Router {
+    let limit = || axum::middleware::from_fn_with_state(state.clone(), crate::ratelimit::limit);
     let v1 = OpenApiRouter::new()
         .routes(routes!(chat::completions))
+        .route_layer(limit())
         .routes(routes!(openai::models))
         .route("/v1/{*rest}", any(not_found))
         .layer(axum::middleware::from_fn(openai::with_openai_error));
@@ -49,9 +48,13 @@ pub fn router(state: AppState) -> Router {
         usize::try_from(state.manager.pool().settings().max_file_bytes.saturating_add(1)).unwrap_or(usize::MAX);
     let (documented, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(v1)
-        .routes(routes!(sessions::start_session))
-        .routes(routes!(sessions::send_message))
-        .routes(routes!(sessions::run_task))
+        .merge(
+            OpenApiRouter::new()
+                .routes(routes!(sessions::start_session))
+                .routes(routes!(sessions::send_message))
+                .routes(routes!(sessions::run_task))
+                .route_layer(limit()),
+        )
         .routes(routes!(sessions::list))
         .routes(routes!(tasks::poll))
         .routes(routes!(health::health))
@@ -84,7 +87,7 @@ pub fn router(state: AppState) -> Router {
         .route("/cdp/{session_id}/json/version", get(cdp::version))
         .route("/cdp/{session_id}/json/version/", get(cdp::version))
         .route("/stream/{session_id}/view", get(stream::view))
-        .route("/stream/{session_id}/share", post(stream::share))
+        .route("/stream/{session_id}/share", post(stream::share).route_layer(limit()))
         .route("/stream/{session_id}/interaction", post(stream::interaction))
         .route("/stream/{session_id}/whep", post(whep::offer).options(whep::preflight).patch(whep::no_trickle))
         .route(
@@ -108,34 +111,4 @@ async fn not_found() -> ErrorResponse {
 
 async fn method_not_allowed() -> ErrorResponse {
     ApiError::code(ErrorCode::MethodNotAllowed).into()
-}
-
-/// Counts the request against `user`'s window, runs `work` if allowed, and adds the rate-limit
-/// headers to whatever the answer is.
-pub(crate) async fn rate_limited<F, T>(state: &AppState, user: &User, work: F) -> Response
-where
-    F: Future<Output = Result<T, ErrorResponse>>,
-    T: IntoResponse,
-{
-    let d = state.rate.hit(&user.id).await;
-    let mut response = if d.allowed {
-        match work.await {
-            Ok(body) => body.into_response(),
-            Err(e) => e.into_response(),
-        }
-    } else {
-        let msg = format!("rate limit exceeded, try again in {} seconds", d.retry_after);
-        ErrorResponse(ApiError::new(ErrorCode::RateLimitExceeded, msg)).into_response()
-    };
-    let headers = response.headers_mut();
-    let mut set = |name: &'static str, v: u64| {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from(v));
-    };
-    set("x-ratelimit-limit", d.limit as u64);
-    set("x-ratelimit-remaining", d.remaining as u64);
-    set("x-ratelimit-reset", d.reset_unix);
-    if !d.allowed {
-        set("retry-after", d.retry_after);
-    }
-    response
 }

@@ -1,19 +1,18 @@
 //! POST /start/start-session, /start/send-message and /start/run-task; GET /start/sessions.
 
-use super::rate_limited;
 use crate::auth::AuthUser;
 use crate::body::parse_json;
 use crate::calls::{self, Sent};
-use crate::error::ErrorBody;
+use crate::error::{ApiResult, ErrorBody};
 use crate::openapi::requests::{RunTaskRequest, SendMessageRequest, StartSessionRequest};
 use crate::openapi::SESSIONS;
+use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::views;
 use crate::views::{SendMessageResponse, SessionStarted, TaskAfterWait};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
-use axum::response::Response;
 use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -35,14 +34,11 @@ use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURAT
     ))]
 pub async fn start_session(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
+    LimitedUser(user): LimitedUser,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    rate_limited(&state, &user, async {
-        let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::StartSession)?;
-        Ok(Json(calls::start_session(&state, &user, params).await?))
-    })
-    .await
+) -> ApiResult<Json<SessionStarted>> {
+    let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::StartSession)?;
+    Ok(Json(calls::start_session(&state, &user, params).await?))
 }
 
 /// Starts a session with one task, waits up to 50 s for the task, and ends the session when the task does.
@@ -61,14 +57,11 @@ pub async fn start_session(
     ))]
 pub async fn run_task(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
+    LimitedUser(user): LimitedUser,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    rate_limited(&state, &user, async {
-        let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::RunTask)?;
-        Ok(Json(calls::run_task(&state, &user, params).await?))
-    })
-    .await
+) -> ApiResult<Json<TaskAfterWait>> {
+    let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::RunTask)?;
+    Ok(Json(calls::run_task(&state, &user, params).await?))
 }
 
 /// Sends a message to a session: a new task (answered after up to 50 s, like run-task), a state
@@ -91,18 +84,14 @@ pub async fn run_task(
     ))]
 pub async fn send_message(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
+    LimitedUser(user): LimitedUser,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    rate_limited(&state, &user, async {
-        let msg = SendMessage::parse(&parse_json(body)?)?;
-        let body = match calls::send(&state, &user, &msg).await? {
-            Sent::Task(task) => SendMessageResponse::Task(calls::finish(&state, &task).await?),
-            Sent::Ack(ack) => SendMessageResponse::Ack(ack),
-        };
-        Ok(Json(body))
-    })
-    .await
+) -> ApiResult<Json<SendMessageResponse>> {
+    let msg = SendMessage::parse(&parse_json(body)?)?;
+    Ok(Json(match calls::send(&state, &user, &msg).await? {
+        Sent::Task(task) => SendMessageResponse::Task(calls::finish(&state, &task).await?),
+        Sent::Ack(ack) => SendMessageResponse::Ack(ack),
+    }))
 }
 
 /// `GET /start/sessions`: the caller's live sessions, each with its socket and live-view URLs (what

@@ -2,10 +2,9 @@
 //! (the owner makes a read-only link), `POST /stream/:id/interaction` (clicks, typing and keys by a
 //! control token). The WebRTC (WHEP) endpoint is in `whep`.
 
-use super::rate_limited;
-use crate::auth::AuthUser;
 use crate::body::parse_json;
 use crate::error::ErrorResponse;
+use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::body::{Body, Bytes};
@@ -85,31 +84,28 @@ pub async fn view(
 /// `POST /stream/:id/share {ttlSeconds?}`: a read-only view link for the owner to hand out.
 pub async fn share(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
+    LimitedUser(user): LimitedUser,
     Path(session_id): Path<String>,
     body: Result<Bytes, BytesRejection>,
-) -> Response {
-    rate_limited(&state, &user, async {
-        // parse_json reads an empty body as `{}`; a wrong type is INVALID_PARAMS, out of range INVALID_PARAMETER.
-        let body: Value = parse_json(body)?;
-        let ttl = Fields::of(&body, "request body")?
-            .opt_u64_in("ttlSeconds", 1, MAX_SHARE_SECONDS)?
-            .unwrap_or(DEFAULT_SHARE_SECONDS);
-        if !state.manager.owns_session(&user.id, &session_id) {
-            return Err(ApiError::code(ErrorCode::SessionNotFound).into());
-        }
-        let expires = now_unix().saturating_add_unsigned(ttl);
-        let token = state.stream_key.issue(&session_id, Scope::Watch, expires);
-        let base = &state.config.public_url;
-        Ok(Json(json!({
-            "success": true,
-            "sessionId": session_id,
-            "webViewURL": format!("{base}/stream/{session_id}/view?token={token}"),
-            "expiresAt": chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()),
-            "readOnly": true,
-        })))
-    })
-    .await
+) -> Result<Json<Value>, ErrorResponse> {
+    // parse_json reads an empty body as `{}`; a wrong type is INVALID_PARAMS, out of range INVALID_PARAMETER.
+    let body: Value = parse_json(body)?;
+    let ttl = Fields::of(&body, "request body")?
+        .opt_u64_in("ttlSeconds", 1, MAX_SHARE_SECONDS)?
+        .unwrap_or(DEFAULT_SHARE_SECONDS);
+    if !state.manager.owns_session(&user.id, &session_id) {
+        return Err(ApiError::code(ErrorCode::SessionNotFound).into());
+    }
+    let expires = now_unix().saturating_add_unsigned(ttl);
+    let token = state.stream_key.issue(&session_id, Scope::Watch, expires);
+    let base = &state.config.public_url;
+    Ok(Json(json!({
+        "success": true,
+        "sessionId": session_id,
+        "webViewURL": format!("{base}/stream/{session_id}/view?token={token}"),
+        "expiresAt": chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()),
+        "readOnly": true,
+    })))
 }
 
 /// `POST /stream/:id/interaction?token=…` with an interaction `action` object (the spec's CLICK, TYPE,
