@@ -17,6 +17,19 @@ impl From<ApiError> for ErrorResponse {
     }
 }
 
+/// The errors of the layers below rise through handlers with `?`, by their code (`webpilot_core::Coded`).
+macro_rules! coded_into_response {
+    ($($t:ty),*) => {$(
+        impl From<$t> for ErrorResponse {
+            fn from(e: $t) -> Self {
+                ErrorResponse(ApiError::from(e))
+            }
+        }
+    )*};
+}
+
+coded_into_response!(webpilot_store::StoreError, webpilot_browser::BrowserError);
+
 /// The spec's error body `{success: false, message, code}`.
 #[derive(Serialize, ToSchema)]
 pub struct ErrorBody<'a> {

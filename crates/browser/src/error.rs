@@ -33,6 +33,16 @@ pub enum BrowserError {
     PageCrash,
 }
 
+impl webpilot_core::Coded for BrowserError {
+    fn code(&self) -> ErrorCode {
+        BrowserError::code(self)
+    }
+    /// The error's own words (they name what failed on the page, never a secret), also for a 5xx.
+    fn public_message(&self) -> String {
+        self.to_string()
+    }
+}
+
 impl BrowserError {
     pub fn code(&self) -> ErrorCode {
         match self {

@@ -176,9 +176,74 @@ impl From<ErrorCode> for ApiError {
     }
 }
 
+/// An error of a layer below the API (the store, the browser, …) that knows its place in the one code
+/// table, so `?` turns it into an [`ApiError`] from wherever it rises. The conversion logs the cause once,
+/// with its source chain, when it is the service's fault (a 5xx); the caller is told only what is safe.
+pub trait Coded: std::error::Error {
+    /// The code the caller gets.
+    fn code(&self) -> ErrorCode;
+    /// What the caller is told: the error's own words for a 4xx, the code's default message for a 5xx (the
+    /// cause stays in the log).
+    fn public_message(&self) -> String {
+        let code = Coded::code(self);
+        match code.status() >= 500 {
+            true => code.default_message().to_owned(),
+            false => self.to_string(),
+        }
+    }
+}
+
+impl<E: Coded> From<E> for ApiError {
+    fn from(e: E) -> Self {
+        let code = Coded::code(&e);
+        if code.status() >= 500 {
+            let mut chain = e.to_string();
+            let mut source = e.source();
+            while let Some(s) = source {
+                chain.push_str(": ");
+                chain.push_str(&s.to_string());
+                source = s.source();
+            }
+            tracing::error!(code = code.as_str(), cause = %chain, "an internal error");
+        }
+        ApiError::new(code, e.public_message())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    enum Below {
+        #[error("the disk is on fire")]
+        Broken(#[source] std::io::Error),
+        #[error("no such thing")]
+        Missing,
+    }
+
+    impl Coded for Below {
+        fn code(&self) -> ErrorCode {
+            match self {
+                Below::Broken(_) => ErrorCode::InternalError,
+                Below::Missing => ErrorCode::SessionNotFound,
+            }
+        }
+    }
+
+    fn rises() -> Result<(), ApiError> {
+        Err(Below::Broken(std::io::Error::other("EIO")))?;
+        Ok(())
+    }
+
+    #[test]
+    fn coded_errors_rise_with_their_code_and_hide_internal_causes() {
+        let e = rises().expect_err("an error");
+        assert_eq!(e.code, ErrorCode::InternalError);
+        assert!(!e.message.contains("fire") && !e.message.contains("EIO"), "{}", e.message);
+        let e = ApiError::from(Below::Missing);
+        assert_eq!((e.code, e.message.as_str()), (ErrorCode::SessionNotFound, "no such thing"));
+    }
 
     #[test]
     fn spec_codes_have_the_spec_statuses() {

@@ -16,5 +16,5 @@ pub mod secrets;
 pub mod state;
 pub mod usage;
 
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, Coded, ErrorCode};
 pub use ids::{KeyId, SessionId, TaskId, UserId};

@@ -220,10 +220,7 @@ impl SessionActor {
             let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
             let store = &self.shared.store;
             let details = &start.task.task_details;
-            store
-                .insert_task(&task_id, &self.id, &self.user_id, details)
-                .await
-                .map_err(|e| internal("storing a task", e))?;
+            store.insert_task(&task_id, &self.id, &self.user_id, details).await?;
             Ok::<_, ApiError>(next)
         };
         let next = match admitted.await {
@@ -355,7 +352,7 @@ impl SessionActor {
                 }
                 Interaction::TakeOverControl | Interaction::ReleaseControl => Ok("done"),
             };
-            let _ = reply.send(result.map(str::to_owned).map_err(|e| ApiError::new(e.code(), e.to_string())));
+            let _ = reply.send(result.map(str::to_owned).map_err(ApiError::from));
         });
     }
 

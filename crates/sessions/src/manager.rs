@@ -2,7 +2,7 @@
 //! a message, wait for or poll a task. Ownership (a session answers only its own user) and the balance
 //! rule (no new work at or below zero) are enforced here.
 
-use crate::actor::{internal, Command, SessionActor};
+use crate::actor::{Command, SessionActor};
 use crate::admission::{Admission, Hold};
 use crate::live::{LiveTask, TaskView};
 use crate::runner::TaskStart;
@@ -298,8 +298,7 @@ impl SessionManager {
                 &record.to_string(),
                 &self.shared.config.node_id,
             )
-            .await
-            .map_err(|e| internal("storing a session", e))?;
+            .await?;
         let (tx, rx) = mpsc::channel(32);
         let (bus, _) = broadcast::channel(256);
         let now = Instant::now();
@@ -441,7 +440,7 @@ impl SessionManager {
 
     /// The user's balance now, in micro-dollars.
     pub async fn balance(&self, user: &UserId) -> Result<i64, ApiError> {
-        let u = self.shared.store.get_user(user).await.map_err(|e| internal("reading a balance", e))?;
+        let u = self.shared.store.get_user(user).await?;
         Ok(u.map(|u| u.balance_micros).unwrap_or(0))
     }
 
@@ -533,8 +532,7 @@ impl SessionManager {
             .shared
             .store
             .get_task(session_id, task_id)
-            .await
-            .map_err(|e| internal("reading a task", e))?
+            .await?
             .ok_or_else(|| ApiError::code(ErrorCode::TaskNotFound))?;
         Ok(TaskView::from_record(&record))
     }
@@ -543,7 +541,7 @@ impl SessionManager {
     /// ended session is `SESSION_NOT_FOUND`.
     pub async fn owner(&self, session_id: &str) -> Result<User, ApiError> {
         let handle = self.shared.session(session_id).ok_or_else(no_session)?;
-        let user = self.shared.store.get_user(&handle.user_id).await.map_err(|e| internal("reading a user", e))?;
+        let user = self.shared.store.get_user(&handle.user_id).await?;
         user.ok_or_else(no_session)
     }
 

@@ -50,6 +50,14 @@ pub enum StoreError {
     UnsupportedUrl,
 }
 
+/// Every store failure is the service's fault: 500 `INTERNAL_ERROR`, the cause logged once where it becomes
+/// an `ApiError` (absent rows are answered by the callers, which know what was asked for).
+impl webpilot_core::Coded for StoreError {
+    fn code(&self) -> webpilot_core::ErrorCode {
+        webpilot_core::ErrorCode::InternalError
+    }
+}
+
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Milliseconds since the Unix epoch.

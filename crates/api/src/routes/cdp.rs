@@ -223,7 +223,7 @@ pub async fn version(
 ) -> Result<Json<serde_json::Value>, ErrorResponse> {
     let proof = authorize(&state, &session_id, q.token.as_deref(), &mut parts).await?;
     let (scope, _) = scope_of(&state, &session_id)?;
-    let mut body = scope.version().await.map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+    let mut body = scope.version().await?;
     let token = match proof {
         Proof::Token(t) => Some(t),
         Proof::OwnerKey => None,

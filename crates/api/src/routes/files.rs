@@ -64,11 +64,6 @@ pub struct UploadQuery {
     name: Option<String>,
 }
 
-fn stored(e: webpilot_store::StoreError) -> ApiError {
-    tracing::error!(error = %e, "a session file store call failed");
-    ApiError::code(ErrorCode::InternalError)
-}
-
 fn valid_name(name: &str) -> Result<(), ApiError> {
     check_name(name).map_err(|e| ApiError::new(ErrorCode::InvalidParams, e.to_string()))
 }
@@ -76,7 +71,7 @@ fn valid_name(name: &str) -> Result<(), ApiError> {
 /// The session `id` when it is `user`'s (live or ended); SESSION_NOT_FOUND otherwise.
 async fn owned(state: &AppState, user: &User, id: &str) -> Result<SessionId, ApiError> {
     let id = SessionId::from_string(id);
-    match state.store.get_session(&id).await.map_err(stored)? {
+    match state.store.get_session(&id).await? {
         Some(s) if s.user_id == user.id => Ok(id),
         _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
     }
@@ -89,7 +84,7 @@ pub async fn list(
     Path(session): Path<String>,
 ) -> Result<Json<FileList>, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
-    let files = state.store.list_files(&session).await.map_err(stored)?;
+    let files = state.store.list_files(&session).await?;
     Ok(Json(FileList { success: true, files: files.into_iter().map(FileView::from).collect() }))
 }
 
@@ -101,7 +96,7 @@ pub async fn fetch(
 ) -> Result<Response, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    let Some((meta, content)) = state.store.get_file(&session, &name).await.map_err(stored)? else {
+    let Some((meta, content)) = state.store.get_file(&session, &name).await? else {
         return Err(ApiError::code(ErrorCode::FileNotFound).into());
     };
     let mime = HeaderValue::from_str(&meta.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
@@ -120,7 +115,7 @@ pub async fn remove(
 ) -> Result<Json<Done>, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    match state.store.delete_file(&session, &name).await.map_err(stored)? {
+    match state.store.delete_file(&session, &name).await? {
         true => Ok(Json(Done { success: true, message: "file deleted" })),
         false => Err(ApiError::code(ErrorCode::FileNotFound).into()),
     }
@@ -150,13 +145,13 @@ pub async fn upload(
     if content.len() as u64 > per_file {
         return Err(too_large().into());
     }
-    let used = u64::try_from(state.store.session_file_bytes(&session).await.map_err(stored)?).unwrap_or(0);
+    let used = u64::try_from(state.store.session_file_bytes(&session).await?).unwrap_or(0);
     if used.saturating_add(content.len() as u64) > per_session {
         let msg = format!("the session's files may have at most {per_session} bytes in all; delete one first");
         return Err(ApiError::new(ErrorCode::FileTooLarge, msg).into());
     }
     let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
-    let record = state.store.insert_file(&session, &user.id, file).await.map_err(stored)?;
+    let record = state.store.insert_file(&session, &user.id, file).await?;
     tracing::info!(session = %session, bytes = record.bytes, "a file was uploaded");
     Ok(Json(FileStored { success: true, file: record.into() }))
 }

@@ -91,19 +91,9 @@ fn view(state: &AppState, r: RecordingRecord) -> RecordingView {
     }
 }
 
-fn stored(e: webpilot_store::StoreError) -> ApiError {
-    tracing::error!(error = %e, "a recording store call failed");
-    ApiError::code(ErrorCode::InternalError)
-}
-
 /// The caller's recording of `session_id`, or 404.
 async fn owned(state: &AppState, user: &webpilot_store::User, session_id: &str) -> Result<RecordingRecord, ApiError> {
-    state
-        .store
-        .get_recording(&user.id, session_id)
-        .await
-        .map_err(stored)?
-        .ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))
+    state.store.get_recording(&user.id, session_id).await?.ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))
 }
 
 /// `GET /recordings?limit=&offset=`.
@@ -118,7 +108,7 @@ pub async fn list(
         let msg = format!("limit must be 1 to {MAX_LISTED} and offset at least 0");
         return Err(ApiError::new(ErrorCode::InvalidParameter, msg).into());
     }
-    let rows = state.store.list_recordings(&user.id, limit, offset).await.map_err(stored)?;
+    let rows = state.store.list_recordings(&user.id, limit, offset).await?;
     Ok(Json(RecordingList { success: true, recordings: rows.into_iter().map(|r| view(&state, r)).collect() }))
 }
 
@@ -177,7 +167,7 @@ pub async fn remove(
         let msg = "the session is still being recorded; delete its recording once it ended";
         return Err(ApiError::new(ErrorCode::InvalidState, msg).into());
     }
-    state.store.delete_recording(&user.id, &r.session_id).await.map_err(stored)?;
+    state.store.delete_recording(&user.id, &r.session_id).await?;
     let dir = state.config.recordings_dir.join(&r.session_id);
     if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
         if e.kind() != std::io::ErrorKind::NotFound {

@@ -118,11 +118,6 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidParams, message)
 }
 
-fn stored(e: webpilot_store::StoreError) -> ApiError {
-    tracing::error!(error = %e, "a webhook store call failed");
-    ApiError::code(ErrorCode::InternalError)
-}
-
 /// What `POST /webhooks` asks for, checked.
 struct NewWebhook {
     url: String,
@@ -188,11 +183,8 @@ pub async fn create(
     check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
     let secret = new_secret();
     let max = MAX_WEBHOOKS_PER_USER as i64;
-    let created = state
-        .store
-        .create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret, max)
-        .await
-        .map_err(stored)?;
+    let created =
+        state.store.create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret, max).await?;
     let Some(record) = created else {
         let msg = format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first");
         return Err(invalid(msg).into());
@@ -207,7 +199,7 @@ pub async fn create(
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<WebhookList>, ErrorResponse> {
-    let hooks = state.store.list_webhooks(&user.id).await.map_err(stored)?;
+    let hooks = state.store.list_webhooks(&user.id).await?;
     Ok(Json(WebhookList { success: true, webhooks: hooks.into_iter().map(WebhookView::from).collect() }))
 }
 
@@ -221,7 +213,7 @@ pub async fn remove(
     AuthUser(user): AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<Done>, ErrorResponse> {
-    match state.store.delete_webhook(&user.id, &id).await.map_err(stored)? {
+    match state.store.delete_webhook(&user.id, &id).await? {
         true => Ok(Json(Done { success: true, message: "webhook deleted" })),
         false => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
     }
@@ -239,7 +231,7 @@ pub async fn rotate_secret(
 ) -> Result<Json<SecretRotated>, ErrorResponse> {
     let secret = new_secret();
     let until = now_ms() + OLD_SECRET_VALID_MS;
-    match state.store.rotate_webhook_secret(&user.id, &id, &secret, until).await.map_err(stored)? {
+    match state.store.rotate_webhook_secret(&user.id, &id, &secret, until).await? {
         true => Ok(Json(SecretRotated { success: true, webhook_id: id, secret, previous_secret_valid_until: until })),
         false => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
     }
@@ -255,7 +247,7 @@ pub async fn deliveries(
     AuthUser(user): AuthUser,
     Path(id): Path<String>,
 ) -> Result<Json<DeliveryList>, ErrorResponse> {
-    match state.store.webhook_deliveries(&user.id, &id, DELIVERIES_LISTED).await.map_err(stored)? {
+    match state.store.webhook_deliveries(&user.id, &id, DELIVERIES_LISTED).await? {
         Some(list) => {
             Ok(Json(DeliveryList { success: true, deliveries: list.into_iter().map(DeliveryView::from).collect() }))
         }
