@@ -27,6 +27,9 @@ pub const TASKS: &str = "tasks";
 pub const OPENAI: &str = "openai";
 pub const HEALTH: &str = "health";
 pub const WEBHOOKS: &str = "webhooks";
+pub const FILES: &str = "files";
+pub const RECORDINGS: &str = "recordings";
+pub const DEVTOOLS: &str = "devtools";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -51,6 +54,9 @@ pub const WEBHOOKS: &str = "webhooks";
         (name = OPENAI, description = "The OpenAI-compatible face"),
         (name = HEALTH, description = "Health and sockets"),
         (name = WEBHOOKS, description = "Webhook endpoints of the caller's account"),
+        (name = FILES, description = "A session's files: downloads and uploads (docs/profiles-and-files.md)"),
+        (name = RECORDINGS, description = "Recordings of sessions started with `recording: true`"),
+        (name = DEVTOOLS, description = "A session's DevTools endpoint for Playwright, Puppeteer and CDP clients (docs/cdp.md)"),
     )
 )]
 pub struct ApiDoc;

@@ -5,7 +5,8 @@
 //! (`?token=`, from `cdpURL`) or the owner's API key (`Authorization: Bearer`); every other caller gets 401
 //! at the handshake. The token is never logged.
 
-use crate::error::ErrorResponse;
+use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::DEVTOOLS;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -63,8 +64,10 @@ impl Drop for Slot {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct CdpQuery {
+    /// The session's `cdp` token (in `cdpURL`); or send the owner's API key as `Authorization: Bearer`.
     token: Option<String>,
 }
 
@@ -120,7 +123,20 @@ fn scope_of(
     Ok((scope, pages))
 }
 
-/// `GET /cdp/{id}`: the WebSocket upgrade to the session's DevTools relay.
+/// The session's DevTools endpoint: a WebSocket (upgrade) speaking the Chrome DevTools Protocol, scoped
+/// to the session's browser context (docs/cdp.md). Through any node.
+#[utoipa::path(get, path = "/cdp/{sessionId}", operation_id = "connectDevtools", tag = DEVTOOLS, security((), ("apiKey" = [])),
+    params(("sessionId" = String, Path), CdpQuery),
+    responses(
+        (status = 101, description = "Switching to the WebSocket"),
+        (status = 400, description = "`INVALID_PARAMS` (not a WebSocket upgrade)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED`: no `cdp` token or owner's API key (stream, socket and other sessions' tokens included), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (ended)", body = ErrorBody),
+        (status = 429, description = "`SESSION_LIMIT_REACHED` (4 connections per session)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the session's node cannot be reached)", body = ErrorBody),
+    ))]
 pub async fn connect(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
@@ -214,7 +230,18 @@ async fn serve(
     tracing::debug!(code, "a DevTools connection closed");
 }
 
-/// `GET /cdp/{id}/json/version`: the discovery JSON, its `webSocketDebuggerUrl` pointing back at the relay.
+/// Chromium's discovery JSON, its `webSocketDebuggerUrl` pointing back at the relay (also at
+/// `/json/version/`).
+#[utoipa::path(get, path = "/cdp/{sessionId}/json/version", operation_id = "devtoolsVersion", tag = DEVTOOLS, security((), ("apiKey" = [])),
+    params(("sessionId" = String, Path), CdpQuery),
+    responses(
+        (status = 200, description = "`Browser`, `Protocol-Version`, `User-Agent`, `V8-Version`, `WebKit-Version`, `webSocketDebuggerUrl`", body = Object),
+        (status = 401, description = "`UNAUTHORIZED`: no `cdp` token or owner's API key (stream, socket and other sessions' tokens included), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (ended)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE`", body = ErrorBody),
+    ))]
 pub async fn version(
     State(state): State<AppState>,
     Path(session_id): Path<String>,

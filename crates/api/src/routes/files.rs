@@ -3,7 +3,8 @@
 //! (until the files are purged). Another user's session is `SESSION_NOT_FOUND`, as on every session call.
 
 use crate::auth::AuthUser;
-use crate::error::ErrorResponse;
+use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::FILES;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -13,18 +14,22 @@ use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 use webpilot_core::files::{check_name, mime_for, FileSource};
 use webpilot_core::{ApiError, ErrorCode, SessionId};
 use webpilot_store::{FileRecord, NewFile, User};
 
-#[derive(Serialize)]
+/// A file of a session's area.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FileView {
     name: String,
     bytes: i64,
     sha256: String,
     mime_type: String,
+    /// Unix ms.
     created_at: i64,
+    /// `download` or `upload`.
     source: String,
 }
 
@@ -41,26 +46,32 @@ impl From<FileRecord> for FileView {
     }
 }
 
-#[derive(Serialize)]
+/// Body of `GET /sessions/{sessionId}/files`.
+#[derive(Serialize, ToSchema)]
 pub struct FileList {
     success: bool,
     files: Vec<FileView>,
 }
 
-#[derive(Serialize)]
+/// Body of an upload.
+#[derive(Serialize, ToSchema)]
 pub struct FileStored {
     success: bool,
     file: FileView,
 }
 
-#[derive(Serialize)]
+/// A deletion's answer.
+#[derive(Serialize, ToSchema)]
+#[schema(as = FileDeleted)]
 pub struct Done {
     success: bool,
     message: &'static str,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct UploadQuery {
+    /// The file's name in the session's area (a taken one is numbered).
     name: Option<String>,
 }
 
@@ -77,7 +88,16 @@ async fn owned(state: &AppState, user: &User, id: &str) -> Result<SessionId, Api
     }
 }
 
-/// `GET /sessions/{id}/files`.
+/// The session's files, oldest first (also after the session ended, until they are purged).
+#[utoipa::path(get, path = "/sessions/{sessionId}/files", operation_id = "listFiles", tag = FILES, security(("apiKey" = [])),
+    params(("sessionId" = String, Path)),
+    responses(
+        (status = 200, description = "The session's files", body = FileList),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn list(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -88,7 +108,17 @@ pub async fn list(
     Ok(Json(FileList { success: true, files: files.into_iter().map(FileView::from).collect() }))
 }
 
-/// `GET /sessions/{id}/files/{name}`: the bytes, with the file's MIME type.
+/// A file's bytes, with its MIME type and a `Content-Disposition: attachment`.
+#[utoipa::path(get, path = "/sessions/{sessionId}/files/{name}", operation_id = "getFile", tag = FILES, security(("apiKey" = [])),
+    params(("sessionId" = String, Path), ("name" = String, Path)),
+    responses(
+        (status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 400, description = "`INVALID_PARAMS` (a name with a path in it)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND`, `FILE_NOT_FOUND`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn fetch(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -107,7 +137,17 @@ pub async fn fetch(
     Ok(([(CONTENT_TYPE, mime), (CONTENT_DISPOSITION, disposition)], content).into_response())
 }
 
-/// `DELETE /sessions/{id}/files/{name}`.
+/// Deletes a file of the session's area.
+#[utoipa::path(delete, path = "/sessions/{sessionId}/files/{name}", operation_id = "deleteFile", tag = FILES, security(("apiKey" = [])),
+    params(("sessionId" = String, Path), ("name" = String, Path)),
+    responses(
+        (status = 200, description = "Deleted", body = Done),
+        (status = 400, description = "`INVALID_PARAMS` (a name with a path in it)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND`, `FILE_NOT_FOUND`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -123,6 +163,18 @@ pub async fn remove(
 
 /// `POST /sessions/{id}/files?name=<name>` with the file as the raw body: an upload into the session's
 /// area, under the same caps and name rules as downloads (a taken name is numbered).
+#[utoipa::path(post, path = "/sessions/{sessionId}/files", operation_id = "uploadFile", tag = FILES, security(("apiKey" = [])),
+    params(("sessionId" = String, Path), UploadQuery),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes"),
+    responses(
+        (status = 200, description = "Stored", body = FileStored),
+        (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 413, description = "`FILE_TOO_LARGE` (the per-file or per-session cap)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn upload(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,

@@ -63,6 +63,16 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(webhooks::remove))
         .routes(routes!(webhooks::rotate_secret))
         .routes(routes!(webhooks::deliveries))
+        .merge(
+            OpenApiRouter::new().routes(routes!(files::list, files::upload)).layer(DefaultBodyLimit::max(upload_limit)),
+        )
+        .routes(routes!(files::fetch, files::remove))
+        .routes(routes!(recordings::list))
+        .routes(routes!(recordings::get, recordings::remove))
+        .routes(routes!(recordings::video))
+        .routes(routes!(recordings::events))
+        .routes(routes!(cdp::connect))
+        .routes(routes!(cdp::version))
         .split_for_parts();
     SecurityAndLimits.modify(&mut doc);
     let spec = crate::openapi::render(&doc);
@@ -73,19 +83,8 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(move || crate::openapi::document(spec.clone())))
         .route("/console", get(console::page))
         .route("/console/{asset}", get(console::asset))
-        .route("/recordings", get(recordings::list))
-        .route("/recordings/{session_id}", get(recordings::get).delete(recordings::remove))
-        .route("/recordings/{session_id}/video.webm", get(recordings::video))
-        .route("/recordings/{session_id}/events", get(recordings::events))
-        .route(
-            "/sessions/{session_id}/files",
-            get(files::list).post(files::upload).layer(DefaultBodyLimit::max(upload_limit)),
-        )
-        .route("/sessions/{session_id}/files/{name}", get(files::fetch).delete(files::remove))
         .route("/internal/{call}", post(internal::call))
-        .route("/cdp/{session_id}", get(cdp::connect))
-        .route("/cdp/{session_id}/json/version", get(cdp::version))
-        .route("/cdp/{session_id}/json/version/", get(cdp::version))
+        .route("/cdp/{sessionId}/json/version/", get(cdp::version))
         .route("/stream/{session_id}/view", get(stream::view))
         .route("/stream/{session_id}/share", post(stream::share).route_layer(limit()))
         .route("/stream/{session_id}/interaction", post(stream::interaction))

@@ -4,7 +4,8 @@
 //! user's recording answers 404 like a missing one. Recording itself is the service's recorders'.
 
 use crate::auth::AuthUser;
-use crate::error::ErrorResponse;
+use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::RECORDINGS;
 use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
@@ -12,6 +13,7 @@ use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use tower_http::services::ServeFile;
+use utoipa::{IntoParams, ToSchema};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_liveview::timeline::{self, Entry};
 use webpilot_store::{RecordingRecord, RecordingStatus};
@@ -21,7 +23,8 @@ const VIDEO_FILE: &str = "video.webm";
 const DEFAULT_LISTED: i64 = 50;
 const MAX_LISTED: i64 = 200;
 
-#[derive(Serialize)]
+/// A session's recording.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordingView {
     session_id: String,
@@ -38,37 +41,46 @@ pub struct RecordingView {
     events_url: String,
 }
 
-#[derive(Serialize)]
+/// Body of `GET /recordings/{sessionId}`.
+#[derive(Serialize, ToSchema)]
 pub struct RecordingAnswer {
     success: bool,
     #[serde(flatten)]
     recording: RecordingView,
 }
 
-#[derive(Serialize)]
+/// Body of `GET /recordings`.
+#[derive(Serialize, ToSchema)]
 pub struct RecordingList {
     success: bool,
     recordings: Vec<RecordingView>,
 }
 
-#[derive(Serialize)]
+/// A recording's timeline: what happened, with the time into the video.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeline {
     success: bool,
     session_id: String,
     status: &'static str,
+    #[schema(value_type = Vec<Object>)]
     events: Vec<Entry>,
 }
 
-#[derive(Serialize)]
+/// A deletion's answer.
+#[derive(Serialize, ToSchema)]
+#[schema(as = RecordingDeleted)]
 pub struct Done {
     success: bool,
     message: &'static str,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct Page {
+    /// 1 to 200 (default 50).
     limit: Option<i64>,
+    /// At least 0.
     offset: Option<i64>,
 }
 
@@ -96,7 +108,16 @@ async fn owned(state: &AppState, user: &webpilot_store::User, session_id: &str) 
     state.store.get_recording(&user.id, session_id).await?.ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))
 }
 
-/// `GET /recordings?limit=&offset=`.
+/// The caller's recordings, newest first.
+#[utoipa::path(get, path = "/recordings", operation_id = "listRecordings", tag = RECORDINGS, security(("apiKey" = [])),
+    params(Page),
+    responses(
+        (status = 200, description = "The caller's recordings", body = RecordingList),
+        (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn list(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -112,7 +133,16 @@ pub async fn list(
     Ok(Json(RecordingList { success: true, recordings: rows.into_iter().map(|r| view(&state, r)).collect() }))
 }
 
-/// `GET /recordings/{sessionId}`.
+/// One recording.
+#[utoipa::path(get, path = "/recordings/{sessionId}", operation_id = "getRecording", tag = RECORDINGS, security(("apiKey" = [])),
+    params(("sessionId" = String, Path)),
+    responses(
+        (status = 200, description = "The recording", body = RecordingAnswer),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn get(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -122,7 +152,18 @@ pub async fn get(
     Ok(Json(RecordingAnswer { success: true, recording: view(&state, r) }))
 }
 
-/// `GET /recordings/{sessionId}/video.webm`: the video as written so far, with `Range` support.
+/// The video (VP8 in WebM) as written so far, with `Range` support.
+#[utoipa::path(get, path = "/recordings/{sessionId}/video.webm", operation_id = "getRecordingVideo", tag = RECORDINGS, security(("apiKey" = [])),
+    params(("sessionId" = String, Path)),
+    responses(
+        (status = 200, description = "The video", content_type = "video/webm", body = Vec<u8>),
+        (status = 206, description = "The requested range", content_type = "video/webm", body = Vec<u8>),
+        (status = 416, description = "A range outside the video"),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn video(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -142,7 +183,16 @@ pub async fn video(
     Ok(served.map(Body::new))
 }
 
-/// `GET /recordings/{sessionId}/events`: the timeline (so far, while it is recording).
+/// The timeline (so far, while it is recording).
+#[utoipa::path(get, path = "/recordings/{sessionId}/events", operation_id = "getRecordingEvents", tag = RECORDINGS, security(("apiKey" = [])),
+    params(("sessionId" = String, Path)),
+    responses(
+        (status = 200, description = "The timeline", body = Timeline),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn events(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -156,7 +206,17 @@ pub async fn events(
     Ok(Json(Timeline { success: true, status: r.status.as_str(), session_id: r.session_id, events }))
 }
 
-/// `DELETE /recordings/{sessionId}`: the row and the files; a recording still being written is kept.
+/// Deletes a recording and its files; one still being written is kept (409).
+#[utoipa::path(delete, path = "/recordings/{sessionId}", operation_id = "deleteRecording", tag = RECORDINGS, security(("apiKey" = [])),
+    params(("sessionId" = String, Path)),
+    responses(
+        (status = 200, description = "Deleted", body = Done),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 409, description = "`INVALID_STATE` (still recording)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
