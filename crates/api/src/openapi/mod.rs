@@ -4,6 +4,7 @@
 //! headers of the limited operations, and the Socket.IO and webhook schemas.
 
 pub mod events;
+pub mod protocols;
 pub mod requests;
 
 use axum::http::header;
@@ -40,6 +41,17 @@ pub const DEVTOOLS: &str = "devtools";
             their payloads are the `SocketMessage`, `EndSessionEvent`, `InstanceDisconnectedEvent` and \
             `WebhookMessage` schemas. See docs/api.md."
     ),
+    paths(
+        protocols::view,
+        protocols::share,
+        protocols::interaction,
+        protocols::whep_offer,
+        protocols::whep_end,
+        protocols::mcp,
+        protocols::metrics,
+        protocols::console,
+        protocols::console_asset,
+    ),
     components(schemas(
         events::SocketMessage,
         events::EndSessionEvent,
@@ -56,6 +68,8 @@ pub const DEVTOOLS: &str = "devtools";
         (name = WEBHOOKS, description = "Webhook endpoints of the caller's account"),
         (name = FILES, description = "A session's files: downloads and uploads (docs/profiles-and-files.md)"),
         (name = RECORDINGS, description = "Recordings of sessions started with `recording: true`"),
+        (name = protocols::LIVE_VIEW, description = "The live view: MJPEG, WebRTC (WHEP), share links, take-over"),
+        (name = protocols::PROTOCOLS, description = "MCP, Prometheus metrics and the web console"),
         (name = DEVTOOLS, description = "A session's DevTools endpoint for Playwright, Puppeteer and CDP clients (docs/cdp.md)"),
     )
 )]

@@ -77,7 +77,18 @@ async fn openapi_document_passes_openapi_spec_validator() {
 
 /// Operations schemathesis leaves out: chat completions streams Server-Sent Events (and runs a whole task
 /// per request).
-const NOT_FUZZED: &[&str] = &["/v1/chat/completions"];
+/// Streaming endpoints, and those that speak a protocol of their own (not JSON request and response).
+const NOT_FUZZED: &[&str] = &[
+    "/v1/chat/completions",
+    "/stream/{sessionId}/view",
+    "/stream/{sessionId}/whep",
+    "/stream/{sessionId}/whep/{resource}",
+    "/mcp",
+    "/metrics",
+    "/console",
+    "/console/{asset}",
+    "/cdp/{sessionId}",
+];
 
 #[tokio::test]
 async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
