@@ -25,6 +25,14 @@ const FIND_FILE_INPUT: &str = r#"((want) => {
     || (inputs.length === 1 ? inputs[0] : null);
 })"#;
 
+/// The file input an element is, labels, or holds (an agent's element index often names the label of a
+/// hidden input).
+const FILE_INPUT_OF: &str = r#"((el) => {
+  if (el && el.tagName === 'LABEL' && el.control) el = el.control;
+  if (el && !(el.tagName === 'INPUT' && el.type === 'file')) el = el.querySelector && el.querySelector('input[type=file]');
+  return el && el.tagName === 'INPUT' && el.type === 'file' ? el : null;
+})"#;
+
 /// The file input at a page point (or inside the label there).
 const FILE_INPUT_AT: &str = r#"((x, y) => {
   let el = document.elementFromPoint(x, y);
@@ -52,6 +60,16 @@ impl SessionPage {
         let path = self.file_path(name)?;
         let found = self.element_by(&format!("{FILE_INPUT_AT}({}, {})", at.x, at.y)).await?;
         let object = found.ok_or_else(|| BrowserError::ElementNotFound("no file input at that point".into()))?;
+        self.set_files(object, path).await
+    }
+
+    /// Sets the session's file `name` on the file input that the element with observation index `index` is,
+    /// labels or holds.
+    pub async fn upload_index(&self, index: u32, name: &str) -> Result<(), BrowserError> {
+        let path = self.file_path(name)?;
+        let css = self.css_path(index).await?;
+        let found = self.element_by(&format!("{FILE_INPUT_OF}(document.querySelector({}))", js(&css))).await?;
+        let object = found.ok_or_else(|| BrowserError::ElementNotFound(format!("[{index}] is no file input")))?;
         self.set_files(object, path).await
     }
 

@@ -29,6 +29,12 @@ pub enum Action {
         index: u32,
         option: String,
     },
+    /// Sets a file of the session's own area (by name) on a file input.
+    UploadFile {
+        index: u32,
+        /// The tool's argument `name` (the serialised tag is `name` already).
+        file: String,
+    },
     PressKey {
         key: String,
     },
@@ -72,6 +78,7 @@ impl Action {
             Action::Click { .. } => "click",
             Action::Type { .. } => "type",
             Action::SelectOption { .. } => "select_option",
+            Action::UploadFile { .. } => "upload_file",
             Action::PressKey { .. } => "press_key",
             Action::Scroll { .. } => "scroll",
             Action::SwitchTab { .. } => "switch_tab",
@@ -89,7 +96,9 @@ impl Action {
     pub fn index(&self) -> Option<u32> {
         match self {
             Action::Click { index, .. } => *index,
-            Action::Type { index, .. } | Action::SelectOption { index, .. } => Some(*index),
+            Action::Type { index, .. } | Action::SelectOption { index, .. } | Action::UploadFile { index, .. } => {
+                Some(*index)
+            }
             _ => None,
         }
     }
@@ -99,7 +108,9 @@ impl Action {
         let mut a = self.clone();
         match &mut a {
             Action::Click { index, .. } => *index = Some(new),
-            Action::Type { index, .. } | Action::SelectOption { index, .. } => *index = new,
+            Action::Type { index, .. } | Action::SelectOption { index, .. } | Action::UploadFile { index, .. } => {
+                *index = new
+            }
             _ => {}
         }
         a
@@ -135,6 +146,7 @@ impl Action {
                 press_enter: a.get("press_enter").and_then(Value::as_bool).unwrap_or(false),
             },
             "select_option" => Action::SelectOption { index: need_i("index")?, option: need_s("option")? },
+            "upload_file" => Action::UploadFile { index: need_i("index")?, file: need_s("name")? },
             "press_key" => Action::PressKey { key: need_s("key")? },
             "scroll" => Action::Scroll {
                 down: s("direction").is_none_or(|d| !d.eq_ignore_ascii_case("up")),
@@ -203,6 +215,12 @@ pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
             "Choose an option of a select element by the option's text or value.",
             json!({ "index": index, "option": { "type": "string" } }),
             &["index", "option"],
+        ),
+        tool(
+            "upload_file",
+            "Set one of the session's files (by its name in the session's file area) on a file input by index.",
+            json!({ "index": index, "name": { "type": "string" } }),
+            &["index", "name"],
         ),
         tool(
             "press_key",

@@ -64,6 +64,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
         Action::Click { index, x, y } => json!({ "index": index, "x": x, "y": y }),
         Action::Type { index, text, .. } => json!({ "index": index, "length": text.chars().count() }),
         Action::SelectOption { index, option } => json!({ "index": index, "option": option }),
+        Action::UploadFile { index, file } => json!({ "index": index, "name": file }),
         Action::PressKey { key } => json!({ "key": key }),
         Action::Scroll { down, pixels } => json!({ "direction": if *down { "down" } else { "up" }, "pixels": pixels }),
         Action::SwitchTab { index } | Action::CloseTab { index } => json!({ "index": index }),
@@ -128,6 +129,10 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
             Action::SelectOption { index, option } => {
                 let chosen = page.select_option(*index, option).await?;
                 format!("Selected {chosen:?} in [{index}].")
+            }
+            Action::UploadFile { index, file } => {
+                page.upload_index(*index, file).await?;
+                format!("Set the file {file:?} on [{index}].")
             }
             Action::PressKey { key } => {
                 page.press_key(key).await?;

@@ -10,7 +10,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -165,7 +165,7 @@ pub async fn remove(
 /// area, under the same caps and name rules as downloads (a taken name is numbered).
 #[utoipa::path(post, path = "/sessions/{sessionId}/files", operation_id = "uploadFile", tag = FILES, security(("apiKey" = [])),
     params(("sessionId" = String, Path), UploadQuery),
-    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes"),
+    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes; or `multipart/form-data` whose first file part is the file (its filename names it when `name` is not given)"),
     responses(
         (status = 200, description = "Stored", body = FileStored),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body)", body = ErrorBody),
@@ -180,20 +180,26 @@ pub async fn upload(
     AuthUser(user): AuthUser,
     Path(session): Path<String>,
     Query(query): Query<UploadQuery>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<FileStored>, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
-    let Some(name) = query.name else {
-        return Err(ApiError::new(ErrorCode::MissingRequiredField, "the query parameter name is required").into());
-    };
-    valid_name(&name)?;
     let settings = state.manager.pool().settings();
     let (per_file, per_session) = (settings.max_file_bytes, settings.max_session_file_bytes);
     let too_large = || ApiError::new(ErrorCode::FileTooLarge, format!("a file may have at most {per_file} bytes"));
-    let content = body.map_err(|e| match e.status() {
+    let body = body.map_err(|e| match e.status() {
         axum::http::StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         _ => ApiError::new(ErrorCode::InvalidParams, "the request body could not be read"),
     })?;
+    let (content, sent_name) = match multipart_boundary(&headers) {
+        Some(boundary) => first_file(body, boundary).await?,
+        None => (body, None),
+    };
+    let Some(name) = query.name.or(sent_name) else {
+        let msg = "name the file: the query parameter name, or a multipart part's filename";
+        return Err(ApiError::new(ErrorCode::MissingRequiredField, msg).into());
+    };
+    valid_name(&name)?;
     if content.len() as u64 > per_file {
         return Err(too_large().into());
     }
@@ -206,4 +212,26 @@ pub async fn upload(
     let record = state.store.insert_file(&session, &user.id, file).await?;
     tracing::info!(session = %session, bytes = record.bytes, "a file was uploaded");
     Ok(Json(FileStored { success: true, file: record.into() }))
+}
+
+/// The boundary of a `multipart/form-data` body, when the request is one.
+fn multipart_boundary(headers: &HeaderMap) -> Option<String> {
+    let ct = headers.get(CONTENT_TYPE)?.to_str().ok()?;
+    ct.trim().to_ascii_lowercase().starts_with("multipart/form-data").then(|| multer::parse_boundary(ct).ok())?
+}
+
+/// The first file of a `multipart/form-data` body (a part with a filename, else the part named `file`),
+/// and the filename it was sent with.
+async fn first_file(body: Bytes, boundary: String) -> Result<(Bytes, Option<String>), ApiError> {
+    let unreadable = |e: multer::Error| ApiError::new(ErrorCode::InvalidParams, format!("the multipart body: {e}"));
+    let stream = futures::stream::once(async move { Ok::<Bytes, std::io::Error>(body) });
+    let mut parts = multer::Multipart::new(stream, boundary);
+    while let Some(part) = parts.next_field().await.map_err(unreadable)? {
+        let filename = part.file_name().map(str::to_owned);
+        if filename.is_some() || part.name() == Some("file") {
+            let content = part.bytes().await.map_err(unreadable)?;
+            return Ok((content, filename));
+        }
+    }
+    Err(ApiError::new(ErrorCode::MissingRequiredField, "the multipart body has no file part"))
 }

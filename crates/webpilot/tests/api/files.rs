@@ -197,3 +197,77 @@ async fn the_upload_interaction_sets_a_session_file_on_the_input_at_a_point() {
     assert_eq!(done["data"]["message"], format!("note.txt: received 12 bytes: {hex}"), "{done}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_model_agent_sets_an_uploaded_file_with_its_upload_file_tool() {
+    let (app, model) = crate::agent::with_model(|s| s).await;
+    let key = app.key().await;
+    let (sid, started) = app.session_on(&key, "/files/upload").await;
+    let content = b"model upload \x00\x01\x02".to_vec();
+    let (status, body) = upload(&app, &key, &sid, "report.bin", &content).await;
+    assert_eq!(status, 200, "{body}");
+    model.push(vec![
+        webpilot_testkit::Reply::call("upload_file", serde_json::json!({ "index": "@Document", "name": "report.bin" })),
+        webpilot_testkit::Reply::call("click", serde_json::json!({ "index": "@Send file" })),
+        webpilot_testkit::Reply::done("sent"),
+    ]);
+    let done = app.run_in(&key, &sid, "attach report.bin to the form and send it").await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    let hex: String = content.iter().map(|b| format!("{b:02x}")).collect();
+    // What the page shows once the site answered, read over the session's DevTools endpoint.
+    let seen = received_text(started["cdpURL"].as_str().expect("cdpURL")).await;
+    assert_eq!(seen, format!("report.bin: received {} bytes: {hex}", content.len()));
+    // A name outside the session's area is refused to the model, and nothing is set.
+    model.push(vec![
+        webpilot_testkit::Reply::call(
+            "upload_file",
+            serde_json::json!({ "index": "@Document", "name": "/etc/passwd" }),
+        ),
+        webpilot_testkit::Reply::done("tried"),
+    ]);
+    app.run_in(&key, &sid, "attach /etc/passwd").await;
+    let results = crate::agent::tool_results(model.requests().last().expect("a model turn")).join("\n");
+    assert!(results.contains("/etc/passwd") && !results.contains("Set the file \"/etc/passwd\""), "{results}");
+    app.stop().await;
+}
+
+/// The fixture's `#received` text once the site answered an upload (a promise resolved by a
+/// MutationObserver, evaluated over the session's DevTools endpoint).
+async fn received_text(cdp_url: &str) -> String {
+    let mut cdp = crate::cdp_client::Cdp::connect(cdp_url).await;
+    let (_, page) = cdp.attach_page().await;
+    let wait = "new Promise((resolve) => { const el = document.getElementById('received'); \
+        const check = () => { if (el.textContent.includes('received')) resolve(el.textContent); }; \
+        new MutationObserver(check).observe(el, { childList: true, characterData: true, subtree: true }); check(); })";
+    cdp.eval(&page, wait).await.as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_multipart_upload_stores_its_file_part_under_its_filename() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, _) = app.session_on(&key, "/files/upload").await;
+    let send = |filename: &str| {
+        let body = format!(
+            "--XyZ\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nnot the file\r\n\
+             --XyZ\r\nContent-Disposition: form-data; name=\"upload\"; filename=\"{filename}\"\r\n\
+             Content-Type: text/plain\r\n\r\nhello multipart\r\n--XyZ--\r\n"
+        );
+        app.client
+            .post(format!("{}/sessions/{sid}/files", app.base))
+            .bearer_auth(&key)
+            .header("content-type", "multipart/form-data; boundary=XyZ")
+            .body(body)
+            .send()
+    };
+    let r = send("form.txt").await.expect("upload");
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().await.expect("JSON");
+    assert_eq!(body["file"]["name"], "form.txt", "{body}");
+    assert_eq!(body["file"]["sha256"], sha256(b"hello multipart"), "{body}");
+    let r = send("../evil.txt").await.expect("upload");
+    assert_eq!(r.status().as_u16(), 400, "a filename with a path in it is refused");
+    let fetched = app.client.get(format!("{}/sessions/{sid}/files/form.txt", app.base)).bearer_auth(&key).send();
+    assert_eq!(fetched.await.expect("fetch").bytes().await.expect("bytes").as_ref(), b"hello multipart");
+    app.stop().await;
+}
