@@ -282,9 +282,14 @@ mod tests {
         assert!(Action::from_call(&call("click", json!({}))).is_err());
         assert!(Action::from_call(&call("type", json!({"index": 1}))).unwrap_err().contains("text"));
         assert!(Action::from_call(&call("fly", json!({}))).is_err());
-        assert_eq!(tool_specs(None).len(), 15);
+        assert_eq!(
+            Action::from_call(&call("upload_file", json!({"index": 3, "name": "cv.pdf"}))).unwrap(),
+            Action::UploadFile { index: 3, file: "cv.pdf".into() }
+        );
+        assert!(Action::from_call(&call("upload_file", json!({"index": 3}))).unwrap_err().contains("name"));
+        assert_eq!(tool_specs(None).len(), 16);
         let structured = tool_specs(Some(&json!({"type": "array"})));
-        assert_eq!(structured[14].parameters["properties"]["output"], json!({"type": "array"}));
+        assert_eq!(structured[15].parameters["properties"]["output"], json!({"type": "array"}));
     }
 
     #[test]
