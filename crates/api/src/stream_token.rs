@@ -22,6 +22,8 @@ pub enum Scope {
     Watch,
     /// The session's DevTools endpoint (`cdpURL`); it opens no live view.
     Devtools,
+    /// A recording's video and timeline (a share link); no live view.
+    Recording,
 }
 
 impl Scope {
@@ -30,6 +32,7 @@ impl Scope {
             Scope::Control => "c",
             Scope::Watch => "w",
             Scope::Devtools => "d",
+            Scope::Recording => "r",
         }
     }
 
@@ -38,6 +41,7 @@ impl Scope {
             "c" => Some(Scope::Control),
             "w" => Some(Scope::Watch),
             "d" => Some(Scope::Devtools),
+            "r" => Some(Scope::Recording),
             _ => None,
         }
     }

@@ -163,6 +163,18 @@ impl Store {
         row.map(RecordingRecord::try_from).transpose()
     }
 
+    /// The recording of `session`, whoever owns it (for a share link, which is its own capability).
+    pub async fn recording_of_session(&self, session: &str) -> Result<Option<RecordingRecord>> {
+        let row: Option<RecordingRow> = sqlx::query_as(
+            "SELECT session_id, user_id, status, started_at, ended_at, duration_ms, bytes, frames
+                 FROM recordings WHERE session_id = $1",
+        )
+        .bind(session)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(RecordingRecord::try_from).transpose()
+    }
+
     /// `user`'s recordings, newest first, `limit` of them after skipping `offset`.
     pub async fn list_recordings(&self, user: &UserId, limit: i64, offset: i64) -> Result<Vec<RecordingRecord>> {
         let rows: Vec<RecordingRow> = sqlx::query_as(

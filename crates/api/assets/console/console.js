@@ -10,7 +10,7 @@ const SPECIAL_KEYS = new Set(['Enter', 'Escape', 'Tab', 'Backspace', 'Delete', '
 
 const $ = (id) => document.getElementById(id);
 const state = { session: null, socket: null, pc: null, whepResource: null, takeover: false,
-  typed: '', typeTimer: null, clickTimer: null };
+  typed: '', typeTimer: null, clickTimer: null, pinned: null };
 
 function key() { return sessionStorage.getItem(KEY_SLOT) || ''; }
 function status(text) { $('status').textContent = text; }
@@ -273,20 +273,98 @@ function useKey(event) {
   $('key').value = '';
   $('who').textContent = 'key in use (this tab only)';
   refresh();
+  refreshRecordings();
 }
 
 function forgetKey() {
   sessionStorage.removeItem(KEY_SLOT);
   leave();
   $('sessions').replaceChildren();
+  $('recordings').replaceChildren();
+  $('player').hidden = true;
+  $('recording').removeAttribute('src');
   $('who').textContent = '';
   status('key forgotten');
+}
+
+// ---- recordings ---------------------------------------------------------------------------
+
+async function refreshRecordings() {
+  if (!key()) return;
+  try {
+    const { recordings } = await api('GET', '/recordings?limit=20');
+    const list = $('recordings');
+    list.replaceChildren();
+    for (const r of recordings) {
+      const li = document.createElement('li');
+      li.textContent = `${r.sessionId.slice(0, 14)} ${r.status}`;
+      li.title = `${r.sessionId}, started ${r.startedAt}`;
+      const play = document.createElement('button');
+      play.type = 'button';
+      play.textContent = 'Play';
+      play.disabled = r.status === 'recording';
+      play.addEventListener('click', () => playRecording(r));
+      li.appendChild(play);
+      list.appendChild(li);
+    }
+  } catch (e) { status(`could not list recordings: ${e.message}`); }
+}
+
+/** A short text for one timeline entry. */
+function timelineText(entry) {
+  const at = `${(entry.t / 1000).toFixed(1)}s`;
+  if (entry.event === 'navigation') return `${at} navigation: ${entry.data.url}`;
+  if (entry.event === 'message' && entry.data.type === 'action') {
+    const detail = entry.data.data || {};
+    return `${at} action: ${detail.name || ''} ${detail.url || ''}`.trimEnd();
+  }
+  if (entry.event === 'message') return `${at} ${entry.data.type}: ${describe(entry.data) || ''}`;
+  return `${at} ${entry.event}`;
+}
+
+/** Plays a recording through a read-only link (a <video> cannot send the key), its timeline beside. */
+async function playRecording(r) {
+  try {
+    const link = await api('POST', `/recordings/${encodeURIComponent(r.sessionId)}/share`, { ttlSeconds: 3600 });
+    const video = $('recording');
+    video.src = link.videoURL;
+    $('playing').textContent = r.sessionId;
+    $('player').hidden = false;
+    const resp = await fetch(link.eventsURL);
+    const { events } = await resp.json();
+    const list = $('timeline');
+    list.replaceChildren();
+    for (const entry of events) {
+      const li = document.createElement('li');
+      li.dataset.t = String(entry.t);
+      li.textContent = timelineText(entry);
+      li.addEventListener('click', () => { state.pinned = li; video.currentTime = entry.t / 1000; });
+      list.appendChild(li);
+    }
+    video.play().catch(() => {});
+  } catch (e) { status(`could not play the recording: ${e.message}`); }
+}
+
+/** Highlights the timeline entry under the playhead: the one just clicked while the playhead is still at
+ * it (several events can share a moment), else the last one at or before the playhead. */
+function followPlayhead() {
+  const now = $('recording').currentTime * 1000;
+  if (state.pinned && Math.abs(Number(state.pinned.dataset.t) - now) > 500) state.pinned = null;
+  let current = state.pinned;
+  for (const li of $('timeline').children) {
+    li.classList.remove('current');
+    if (!state.pinned && Number(li.dataset.t) <= now) current = li;
+  }
+  if (current) current.classList.add('current');
 }
 
 document.addEventListener('DOMContentLoaded', () => {
   $('key-form').addEventListener('submit', useKey);
   $('forget-key').addEventListener('click', forgetKey);
   $('refresh').addEventListener('click', refresh);
+  $('refresh-recordings').addEventListener('click', refreshRecordings);
+  $('recording').addEventListener('timeupdate', followPlayhead);
+  $('recording').addEventListener('seeked', followPlayhead);
   $('start-form').addEventListener('submit', start);
   $('task-form').addEventListener('submit', sendTask);
   $('guardrail').addEventListener('submit', answerGuardrail);
@@ -303,5 +381,5 @@ document.addEventListener('DOMContentLoaded', () => {
   screen.addEventListener('keydown', onKey);
   screen.addEventListener('paste', onPaste);
   window.addEventListener('pagehide', leave);
-  if (key()) { $('who').textContent = 'key in use (this tab only)'; refresh(); }
+  if (key()) { $('who').textContent = 'key in use (this tab only)'; refresh(); refreshRecordings(); }
 });

@@ -27,7 +27,7 @@ fn text(body: &'static str, content_type: &'static str) -> Response {
         "content-security-policy",
         HeaderValue::from_static(
             "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' http: https: data:; \
-             media-src 'self' blob:; connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'",
+             media-src 'self' blob: http: https:; connect-src 'self' http: https: ws: wss:; frame-ancestors 'none'",
         ),
     );
     response

@@ -71,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(recordings::get, recordings::remove))
         .routes(routes!(recordings::video))
         .routes(routes!(recordings::events))
+        .routes(routes!(recordings::share))
         .routes(routes!(cdp::connect))
         .routes(routes!(cdp::version))
         .split_for_parts();

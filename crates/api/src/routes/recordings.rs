@@ -7,8 +7,10 @@ use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::RECORDINGS;
 use crate::state::AppState;
+use crate::stream_token::Scope;
 use axum::body::Body;
-use axum::extract::{Path, Query, Request, State};
+use axum::extract::{FromRequestParts, Path, Query, Request, State};
+use axum::http::request::Parts;
 use axum::response::Response;
 use axum::Json;
 use serde::{Deserialize, Serialize};
@@ -103,6 +105,33 @@ fn view(state: &AppState, r: RecordingRecord) -> RecordingView {
     }
 }
 
+/// A share link's token (`POST /recordings/{sessionId}/share`).
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LinkQuery {
+    /// A share link's token; without it, the owner's API key is needed.
+    token: Option<String>,
+}
+
+/// The recording of `session_id` for whoever holds a share link's token for it, or the owner's key.
+async fn readable(
+    state: &AppState,
+    session_id: &str,
+    token: Option<&str>,
+    parts: &mut Parts,
+) -> Result<RecordingRecord, ErrorResponse> {
+    if let Some(token) = token {
+        let now = chrono::Utc::now().timestamp();
+        if state.stream_key.check(session_id, token, now) != Ok(Scope::Recording) {
+            return Err(ApiError::new(ErrorCode::Unauthorized, "the link is not valid for this recording").into());
+        }
+        let found = state.store.recording_of_session(session_id).await?;
+        return Ok(found.ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))?);
+    }
+    let AuthUser(user) = AuthUser::from_request_parts(parts, state).await?;
+    Ok(owned(state, &user, session_id).await?)
+}
+
 /// The caller's recording of `session_id`, or 404.
 async fn owned(state: &AppState, user: &webpilot_store::User, session_id: &str) -> Result<RecordingRecord, ApiError> {
     state.store.get_recording(&user.id, session_id).await?.ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))
@@ -153,8 +182,8 @@ pub async fn get(
 }
 
 /// The video (VP8 in WebM) as written so far, with `Range` support.
-#[utoipa::path(get, path = "/recordings/{sessionId}/video.webm", operation_id = "getRecordingVideo", tag = RECORDINGS, security(("apiKey" = [])),
-    params(("sessionId" = String, Path)),
+#[utoipa::path(get, path = "/recordings/{sessionId}/video.webm", operation_id = "getRecordingVideo", tag = RECORDINGS, security(("apiKey" = []), ()),
+    params(("sessionId" = String, Path), LinkQuery),
     responses(
         (status = 200, description = "The video", content_type = "video/webm", body = Vec<u8>),
         (status = 206, description = "The requested range", content_type = "video/webm", body = Vec<u8>),
@@ -166,14 +195,15 @@ pub async fn get(
     ))]
 pub async fn video(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
     Path(session_id): Path<String>,
+    Query(link): Query<LinkQuery>,
     request: Request,
 ) -> Result<Response, ErrorResponse> {
-    let r = owned(&state, &user, &session_id).await?;
+    let (mut parts, body) = request.into_parts();
+    let r = readable(&state, &session_id, link.token.as_deref(), &mut parts).await?;
     // The stored id, not the path's text, names the folder.
     let path = state.config.recordings_dir.join(&r.session_id).join(VIDEO_FILE);
-    let served = ServeFile::new(path).try_call(request).await.map_err(|e| {
+    let served = ServeFile::new(path).try_call(Request::from_parts(parts, body)).await.map_err(|e| {
         tracing::warn!(error = %e, "a recording's video could not be read");
         ApiError::code(ErrorCode::InternalError)
     })?;
@@ -184,8 +214,8 @@ pub async fn video(
 }
 
 /// The timeline (so far, while it is recording).
-#[utoipa::path(get, path = "/recordings/{sessionId}/events", operation_id = "getRecordingEvents", tag = RECORDINGS, security(("apiKey" = [])),
-    params(("sessionId" = String, Path)),
+#[utoipa::path(get, path = "/recordings/{sessionId}/events", operation_id = "getRecordingEvents", tag = RECORDINGS, security(("apiKey" = []), ()),
+    params(("sessionId" = String, Path), LinkQuery),
     responses(
         (status = 200, description = "The timeline", body = Timeline),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
@@ -195,10 +225,11 @@ pub async fn video(
     ))]
 pub async fn events(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
     Path(session_id): Path<String>,
+    Query(link): Query<LinkQuery>,
+    mut parts: Parts,
 ) -> Result<Json<Timeline>, ErrorResponse> {
-    let r = owned(&state, &user, &session_id).await?;
+    let r = readable(&state, &session_id, link.token.as_deref(), &mut parts).await?;
     let events = timeline::read(&state.config.recordings_dir.join(&r.session_id)).await.map_err(|e| {
         tracing::warn!(error = %e, "a recording's timeline could not be read");
         ApiError::code(ErrorCode::InternalError)
@@ -235,4 +266,59 @@ pub async fn remove(
         }
     }
     Ok(Json(Done { success: true, message: "recording deleted" }))
+}
+
+/// Longest and default life of a recording's share link.
+const MAX_LINK_SECONDS: u64 = 7 * 24 * 3600;
+const DEFAULT_LINK_SECONDS: u64 = 24 * 3600;
+
+/// A read-only link to a recording.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingLink {
+    success: bool,
+    session_id: String,
+    /// The video, without a key until `expiresAt`.
+    #[serde(rename = "videoURL")]
+    video_url: String,
+    /// The timeline, without a key until `expiresAt`.
+    #[serde(rename = "eventsURL")]
+    events_url: String,
+    expires_at: String,
+}
+
+/// A read-only link to a recording's video and timeline, served without a key until it expires
+/// (`ttlSeconds`, 1 to 604800, default 86400).
+#[utoipa::path(post, path = "/recordings/{sessionId}/share", operation_id = "shareRecording", tag = RECORDINGS, security(("apiKey" = [])),
+    params(("sessionId" = String, Path)),
+    request_body(content = Object, description = "`{ttlSeconds?}`; an empty body is `{}`"),
+    responses(
+        (status = 200, description = "The link", body = RecordingLink),
+        (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (ttlSeconds out of range)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
+pub async fn share(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<Json<RecordingLink>, ErrorResponse> {
+    let body = crate::body::parse_json(body)?;
+    let ttl = webpilot_core::params::Fields::of(&body, "request body")?
+        .opt_u64_in("ttlSeconds", 1, MAX_LINK_SECONDS)?
+        .unwrap_or(DEFAULT_LINK_SECONDS);
+    let r = owned(&state, &user, &session_id).await?;
+    let expires = chrono::Utc::now().timestamp().saturating_add_unsigned(ttl);
+    let token = state.stream_key.issue(&r.session_id, Scope::Recording, expires);
+    let base = format!("{}/recordings/{}", state.config.public_url, r.session_id);
+    Ok(Json(RecordingLink {
+        success: true,
+        video_url: format!("{base}/video.webm?token={token}"),
+        events_url: format!("{base}/events?token={token}"),
+        expires_at: chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()).unwrap_or_default(),
+        session_id: r.session_id,
+    }))
 }

@@ -47,8 +47,8 @@ pub(super) async fn authorize(state: &AppState, session_id: &str, token: Option<
         .stream_key
         .check(session_id, token, now_unix())
         .map_err(|e| ApiError::new(ErrorCode::Unauthorized, e.to_string()))?;
-    if scope == Scope::Devtools {
-        return Err(ApiError::new(ErrorCode::Unauthorized, "a DevTools token opens no live view").into());
+    if matches!(scope, Scope::Devtools | Scope::Recording) {
+        return Err(ApiError::new(ErrorCode::Unauthorized, "this token opens no live view").into());
     }
     match state.manager.owner(session_id).await {
         Ok(owner) if !owner.is_active() => Err(ApiError::code(ErrorCode::AccountDeactivated).into()),

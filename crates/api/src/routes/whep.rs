@@ -69,7 +69,7 @@ async fn answer(
     let scope = match authorize(state, session_id, token).await? {
         Scope::Control => ViewerScope::Control,
         Scope::Watch => ViewerScope::Watch,
-        Scope::Devtools => return Err(ApiError::code(ErrorCode::Unauthorized).into()),
+        Scope::Devtools | Scope::Recording => return Err(ApiError::code(ErrorCode::Unauthorized).into()),
     };
     let is_sdp = headers
         .get(header::CONTENT_TYPE)

@@ -174,3 +174,67 @@ async fn the_session_list_shows_only_the_callers_live_sessions_and_the_console_f
     app.get("/console/nothing.js").await.assert_error(404, "NOT_FOUND");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_console() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let body = json!({ "startingUrl": app.site.url("/paint?bg=ff0000"), "recording": true });
+    let r = app.post("/start/start-session", &key, body).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+    let green = app.site.url("/paint?bg=00ff00");
+    let done = app.run_in(&key, &sid, &format!("wait 2 seconds; open {green}; wait 2 seconds")).await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    crate::recordings::ready(&app, &key, &sid).await;
+
+    let viewer = Viewer::launch().await;
+    let console = viewer.open(&format!("{}/console", app.base)).await;
+    type_into(&console, "#key", &key).await;
+    click(&console, "#use-key").await;
+    eval_until(
+        &console,
+        "document.querySelectorAll('#recordings li button:not([disabled])').length",
+        Duration::from_secs(10),
+        "the recording listed",
+        |v| v == &json!(1),
+    )
+    .await;
+    click(&console, "#recordings li button").await;
+    // The video plays: it has a duration, and its playhead moves.
+    let playing = "(() => { const v = document.getElementById('recording'); return { duration: v.duration, at: v.currentTime, width: v.videoWidth }; })()";
+    let shown = eval_until(&console, playing, Duration::from_secs(20), "the video playing", |v| {
+        v["duration"].as_f64().is_some_and(|d| d > 3.0) && v["at"].as_f64().is_some_and(|t| t > 0.3)
+    })
+    .await;
+    assert_eq!(shown["width"], 1024, "{shown}");
+    // Clicking the navigation to the green page seeks the video there, and highlights that event.
+    let entries = eval_until(
+        &console,
+        "Array.from(document.querySelectorAll('#timeline li')).map((li) => [li.dataset.t, li.textContent])",
+        Duration::from_secs(10),
+        "the timeline",
+        |v| v.as_array().is_some_and(|l| l.iter().any(|e| e[1].as_str().is_some_and(|t| t.contains("00ff00")))),
+    )
+    .await;
+    let list = entries.as_array().expect("entries");
+    let at =
+        list.iter().position(|e| e[1].as_str().is_some_and(|t| t.contains("action: navigate") && t.contains("00ff00")));
+    let at = at.unwrap_or_else(|| panic!("no navigation to green in {entries}"));
+    let t: f64 = list[at][0].as_str().and_then(|t| t.parse().ok()).expect("t");
+    eval(&console, "document.getElementById('recording').pause()").await;
+    click(&console, &format!("#timeline li:nth-child({})", at + 1)).await;
+    let seek = format!(
+        "(() => {{ const v = document.getElementById('recording'); const cur = document.querySelector('#timeline li.current'); \
+          return {{ at: v.currentTime, current: cur ? cur.textContent : '' }}; }})()"
+    );
+    let sought = eval_until(&console, &seek, Duration::from_secs(10), "the video at the green navigation", |v| {
+        v["at"].as_f64().is_some_and(|a| (a - t / 1000.0).abs() < 0.5)
+            && v["current"].as_str().is_some_and(|c| c.contains("00ff00"))
+    })
+    .await;
+    assert!(sought["current"].as_str().is_some_and(|c| c.contains("navigate")), "{sought}");
+    viewer.close().await;
+    app.stop().await;
+}

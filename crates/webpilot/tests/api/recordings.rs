@@ -48,7 +48,7 @@ fn navigated_at(events: &[Value], part: &str) -> f64 {
 }
 
 /// Polls the recording of `sid` until it is `ready` (at most 10 s) and returns it.
-async fn ready(app: &TestApp, key: &str, sid: &str) -> Value {
+pub(crate) async fn ready(app: &TestApp, key: &str, sid: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let (status, body) = json_of(get_with(app, &format!("/recordings/{sid}"), Some(key)).await).await;
@@ -251,5 +251,43 @@ async fn the_timeline_names_secrets_and_never_holds_their_values() {
     let file =
         std::fs::read_to_string(app.data_dir().join("recordings").join(&sid).join("events.json")).expect("events.json");
     assert!(!file.contains("SuperSecret") && file.contains("<secret:pw>"), "{file}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_share_link_serves_the_video_and_timeline_without_a_key_and_nothing_else() {
+    let app = TestApp::spawn().await;
+    let (key, other) = (app.key().await, app.key().await);
+    let body = json!({ "startingUrl": app.site.url("/paint?bg=ff0000"), "recording": true });
+    let sid = app.start_session(&key, body).await;
+    app.run_in(&key, &sid, "wait 1 second").await;
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    ready(&app, &key, &sid).await;
+    let share = |k: &str, body: Value| {
+        app.client.post(format!("{}/recordings/{sid}/share", app.base)).bearer_auth(k).json(&body).send()
+    };
+    let link = json_of(share(&key, json!({ "ttlSeconds": 600 })).await.expect("share")).await;
+    assert_eq!(link.0, 200, "{}", link.1);
+    assert_error(&json_of(share(&other, json!({})).await.expect("share")).await, 404, "RECORDING_NOT_FOUND");
+    assert_error(
+        &json_of(share(&key, json!({ "ttlSeconds": 0 })).await.expect("share")).await,
+        400,
+        "INVALID_PARAMETER",
+    );
+    let (video, events) =
+        (link.1["videoURL"].as_str().expect("videoURL"), link.1["eventsURL"].as_str().expect("eventsURL"));
+    let ranged = app.client.get(video).header("range", "bytes=0-99").send().await.expect("video");
+    assert_eq!(ranged.status().as_u16(), 206);
+    assert_eq!(ranged.bytes().await.expect("bytes").len(), 100);
+    let (status, timeline) = json_of(app.client.get(events).send().await.expect("events")).await;
+    assert_eq!((status, timeline["sessionId"].as_str()), (200, Some(sid.as_str())), "{timeline}");
+    // The link's token opens this recording only, and no live view.
+    let token = video.split("token=").nth(1).expect("token");
+    let elsewhere = get_with(&app, &format!("/recordings/ses_other/video.webm?token={token}"), None).await;
+    assert_error(&json_of(elsewhere).await, 401, "UNAUTHORIZED");
+    let live = get_with(&app, &format!("/stream/{sid}/view?token={token}"), None).await;
+    assert_error(&json_of(live).await, 401, "UNAUTHORIZED");
+    let forged = get_with(&app, &format!("/recordings/{sid}/events?token=9999999999.r.{}", "0".repeat(32)), None).await;
+    assert_error(&json_of(forged).await, 401, "UNAUTHORIZED");
     app.stop().await;
 }
