@@ -225,11 +225,9 @@ async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_consol
     let t: f64 = list[at][0].as_str().and_then(|t| t.parse().ok()).expect("t");
     eval(&console, "document.getElementById('recording').pause()").await;
     click(&console, &format!("#timeline li:nth-child({})", at + 1)).await;
-    let seek = format!(
-        "(() => {{ const v = document.getElementById('recording'); const cur = document.querySelector('#timeline li.current'); \
-          return {{ at: v.currentTime, current: cur ? cur.textContent : '' }}; }})()"
-    );
-    let sought = eval_until(&console, &seek, Duration::from_secs(10), "the video at the green navigation", |v| {
+    let seek = "(() => { const v = document.getElementById('recording'); const cur = document.querySelector('#timeline li.current'); \
+          return { at: v.currentTime, current: cur ? cur.textContent : '' }; })()";
+    let sought = eval_until(&console, seek, Duration::from_secs(10), "the video at the green navigation", |v| {
         v["at"].as_f64().is_some_and(|a| (a - t / 1000.0).abs() < 0.5)
             && v["current"].as_str().is_some_and(|c| c.contains("00ff00"))
     })
