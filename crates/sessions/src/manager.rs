@@ -51,6 +51,8 @@ pub struct SessionConfig {
     pub shared_limits: bool,
     /// Whether a session that does not say (`recording`) is recorded (`--record-sessions`).
     pub record_sessions: bool,
+    /// The key profiles are sealed with, and their caps.
+    pub profiles: crate::profiles::ProfileSettings,
 }
 
 impl Default for SessionConfig {
@@ -67,6 +69,7 @@ impl Default for SessionConfig {
             node_id: "local".into(),
             shared_limits: false,
             record_sessions: false,
+            profiles: Default::default(),
         }
     }
 }
@@ -255,21 +258,37 @@ impl SessionManager {
         // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
         let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
         let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
-        let lease = match self.shared.pool.lease(params.limits.avoid_domains.clone()).await {
-            Ok(lease) => lease,
+        let session_id = SessionId::new();
+        // The one writer of a profile is decided before a browser is taken for it.
+        let writes = params.profile.as_deref().filter(|_| params.persist_profile);
+        if let Some(name) = writes {
+            if let Err(e) = crate::profiles::claim(&self.shared, &user.id, name, &session_id).await {
+                slot.release().await;
+                return Err(e);
+            }
+        }
+        let opened = match self.shared.pool.lease(params.limits.avoid_domains.clone()).await {
+            Ok(lease) => match &params.profile {
+                Some(name) => crate::profiles::load(&self.shared, &user.id, name, params.persist_profile, &lease)
+                    .await
+                    .map(|p| (lease, Some(p))),
+                None => Ok((lease, None)),
+            },
+            Err(BrowserError::NoCapacity) => Err(ApiError::code(ErrorCode::NoInstancesAvailable)),
+            Err(other) => {
+                tracing::error!(error = %other, "preparing a browser for a session failed");
+                Err(ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry"))
+            }
+        };
+        let (lease, profile) = match opened {
+            Ok(opened) => opened,
             Err(e) => {
                 // Given back before the caller hears it, so a retry is not refused for this place.
+                if let Some(name) = writes {
+                    crate::profiles::release(&self.shared, &user.id, name, &session_id).await;
+                }
                 slot.release().await;
-                return Err(match e {
-                    BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
-                    other => {
-                        tracing::error!(error = %other, "preparing a browser for a session failed");
-                        ApiError::new(
-                            ErrorCode::InstanceUnavailable,
-                            "the browser instance could not be prepared; retry",
-                        )
-                    }
-                });
+                return Err(e);
             }
         };
         if params.task_details.is_none() {
@@ -280,7 +299,6 @@ impl SessionManager {
                 }
             }
         }
-        let session_id = SessionId::new();
         let record = serde_json::json!({
             "maxDuration": params.limits.max_duration_ms,
             "maxInputTokens": params.limits.max_input_tokens,
@@ -288,6 +306,8 @@ impl SessionManager {
             "startingUrl": params.limits.starting_url,
             "avoidDomains": params.limits.avoid_domains,
             "terminateOnCompletion": params.terminate_on_completion,
+            "profile": params.profile,
+            "persistProfile": params.persist_profile,
         });
         self.shared
             .store
@@ -325,6 +345,7 @@ impl SessionManager {
             next_snapshot: now + Duration::from_secs(1),
             slot,
             pages: pages_tx,
+            profile,
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
