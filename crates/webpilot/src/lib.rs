@@ -157,6 +157,12 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         ..BrowserSettings::default()
     });
     let profiles = profile_settings(serve, &store_cfg.data_dir)?;
+    if store_cfg.is_shared() && serve.profile_key.is_none() {
+        tracing::warn!(
+            "a shared database without --profile-key: this node seals profiles with its own profile.key, which \
+             the other nodes cannot open; give every node the same --profile-key"
+        );
+    }
     let agent = build_agent(serve)?;
     tracing::info!(agent = agent.name(), "agent ready");
     let manager = SessionManager::new(

@@ -120,6 +120,8 @@ async fn one_live_session_writes_a_profile_and_readers_are_always_allowed() {
     second.assert_error(409, "PROFILE_IN_USE");
     let task = json!({ "taskDetails": "report the url", "profile": "shop", "persistProfile": true });
     app.post("/start/run-task", &key, task).await.assert_error(409, "PROFILE_IN_USE");
+    // An import is a write too.
+    put(&app, &key, "shop", "{}".into()).await.assert_error(409, "PROFILE_IN_USE");
     // A reader, another name, and another user's "shop" are all fine.
     let reader = app.start_session(&key, json!({ "profile": "shop" })).await;
     terminate(&app, &key, &reader).await;
@@ -190,4 +192,52 @@ async fn the_profiles_api_exports_imports_and_deletes_for_the_owner_only() {
     assert_eq!(deleted.status, 200, "{}", deleted.body);
     call(&app, reqwest::Method::GET, "/profiles/moved", &key, None).await.assert_error(404, "PROFILE_NOT_FOUND");
     call(&app, reqwest::Method::DELETE, "/profiles/moved", &key, None).await.assert_error(404, "PROFILE_NOT_FOUND");
+}
+
+/// Waits until `user`'s profile `name` exists (it is saved as its session ends), at most 20 s.
+async fn wait_profile(app: &TestApp, key: &str, name: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let r = call(app, reqwest::Method::GET, &format!("/profiles/{name}"), key, None).await;
+        if r.status == 200 {
+            return r.body;
+        }
+        r.assert_error(404, "PROFILE_NOT_FOUND");
+        assert!(std::time::Instant::now() < deadline, "profile {name} was never saved");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_profile_is_saved_when_its_session_completes_or_expires() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sign_in = |user: &str| {
+        format!(
+            "open {}; type \"{user}\" into \"user\"; click \"Sign in\"; wait for \"Saved\"",
+            app.site.url("/account/login")
+        )
+    };
+    // run-task closes its session when the task completes.
+    let run = json!({ "taskDetails": sign_in("cy"), "profile": "done", "persistProfile": true });
+    let r = app.post("/start/run-task", &key, run).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(wait_profile(&app, &key, "done").await["cookies"].as_i64().is_some_and(|n| n >= 1));
+    let seen = account_seen(&app, &key, json!({ "profile": "done" })).await;
+    assert_eq!(seen, summary(&session_token("cy"), &cart_of("cy"), &order_of("cy")));
+
+    // A session that reaches its maxDuration saves it too.
+    let short = json!({ "profile": "late", "persistProfile": true, "maxDuration": 8000 });
+    let sid = app.start_session(&key, short).await;
+    let done = app.run_in(&key, &sid, &sign_in("di")).await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    wait_profile(&app, &key, "late").await;
+    // The profile is saved before the session's end is recorded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while app.end_reason(&sid).await.is_none() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(app.end_reason(&sid).await.as_deref(), Some("expired"));
+    let seen = account_seen(&app, &key, json!({ "profile": "late" })).await;
+    assert_eq!(seen, summary(&session_token("di"), &cart_of("di"), &order_of("di")));
 }
