@@ -4,6 +4,7 @@
 //! empty; one live writer per profile (409 PROFILE_IN_USE); the /profiles API lists, exports, imports
 //! and deletes for the owner only.
 
+use crate::cluster::Cluster;
 use crate::helpers::{Reply, TestApp};
 use serde_json::{json, Value};
 use webpilot_testkit::site::account::{cart_of, order_of, session_token, SESSION_COOKIE};
@@ -53,8 +54,13 @@ async fn sign_in(app: &TestApp, key: &str, user: &str, params: Value) {
 
 /// What a new session with `params` sees on the account page, before any step that could set it.
 async fn account_seen(app: &TestApp, key: &str, params: Value) -> String {
+    account_seen_on(app, &app.site.url("/account"), key, params).await
+}
+
+/// [`account_seen`] with the account page at `url` (another node's fixture site).
+async fn account_seen_on(app: &TestApp, url: &str, key: &str, params: Value) -> String {
     let sid = app.start_session(key, params).await;
-    let task = format!("open {}; wait for \"Loaded\"; report the text of \"#summary\"", app.site.url("/account"));
+    let task = format!("open {url}; wait for \"Loaded\"; report the text of \"#summary\"");
     let done = app.run_in(key, &sid, &task).await;
     assert_eq!(done["type"], "task_completed", "{done}");
     terminate(app, key, &sid).await;
@@ -240,4 +246,29 @@ async fn a_profile_is_saved_when_its_session_completes_or_expires() {
     assert_eq!(app.end_reason(&sid).await.as_deref(), Some("expired"));
     let seen = account_seen(&app, &key, json!({ "profile": "late" })).await;
     assert_eq!(seen, summary(&session_token("di"), &cart_of("di"), &order_of("di")));
+}
+
+#[tokio::test]
+async fn a_profile_has_one_writer_across_nodes_and_any_node_with_the_key_loads_it() {
+    let cluster = Cluster::new().await;
+    let profile_key = "5a".repeat(32);
+    let a = cluster.node_with(None, |s| s.arg("profile-key", &profile_key)).await;
+    // Node b reaches node a's fixture site, so both see one origin.
+    let site = format!("127.0.0.1:{}", a.site.port());
+    let b = cluster.node_with(None, |s| s.arg("profile-key", &profile_key).arg("egress-allow", &site)).await;
+    let key = a.key().await;
+    let writer = a.start_session(&key, json!({ "profile": "shop", "persistProfile": true })).await;
+    let second = b.post("/start/start-session", &key, json!({ "profile": "shop", "persistProfile": true })).await;
+    second.assert_error(409, "PROFILE_IN_USE");
+    let task = format!(
+        "open {}; type \"eve\" into \"user\"; click \"Sign in\"; wait for \"Saved\"",
+        a.site.url("/account/login")
+    );
+    let done = a.run_in(&key, &writer, &task).await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    terminate(&a, &key, &writer).await;
+    // Sealed on a, opened on b; and b may write it now.
+    let account = a.site.url("/account");
+    let seen = account_seen_on(&b, &account, &key, json!({ "profile": "shop", "persistProfile": true })).await;
+    assert_eq!(seen, summary(&session_token("eve"), &cart_of("eve"), &order_of("eve")));
 }
