@@ -47,6 +47,13 @@ impl OriginLog {
         }
     }
 
+    /// Adds an origin already normalized (from another log).
+    pub fn add_origin(&self, origin: String) {
+        if let Ok(mut set) = self.origins.lock() {
+            set.insert(origin);
+        }
+    }
+
     pub fn origins(&self) -> Vec<String> {
         self.origins.lock().map(|s| s.iter().cloned().collect()).unwrap_or_default()
     }

@@ -112,6 +112,21 @@ pub(crate) async fn load(
     Ok(SessionProfile { name: name.to_owned(), persist, log, loaded: state.origin_names() })
 }
 
+/// After the session's browser was replaced: its origins are followed in the new context (those seen
+/// before are kept).
+pub(crate) async fn follow_replacement(profile: Option<&mut SessionProfile>, lease: &BrowserLease) {
+    let Some(profile) = profile else { return };
+    match lease.track_origins().await {
+        Ok(log) => {
+            for origin in profile.log.origins() {
+                log.add_origin(origin);
+            }
+            profile.log = log;
+        }
+        Err(e) => tracing::warn!(error = %e, "following the origins of a replaced browser failed"),
+    }
+}
+
 /// Saves the state of `lease`'s context into `user`'s profile (at the end of a persistProfile session).
 /// A save over a cap is refused and logged; the session ends anyway.
 pub(crate) async fn save(shared: &Shared, user: &UserId, profile: &SessionProfile, lease: &BrowserLease) {

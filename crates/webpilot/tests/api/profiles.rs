@@ -272,3 +272,67 @@ async fn a_profile_has_one_writer_across_nodes_and_any_node_with_the_key_loads_i
     let seen = account_seen_on(&b, &account, &key, json!({ "profile": "shop", "persistProfile": true })).await;
     assert_eq!(seen, summary(&session_token("eve"), &cart_of("eve"), &order_of("eve")));
 }
+
+/// Writes an executable shell script (atomically, so a running launch never sees half a file).
+fn write_script(path: &std::path::Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = path.with_extension("new");
+    std::fs::write(&tmp, format!("#!/bin/sh\n{body}\n")).expect("write script");
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::rename(&tmp, path).expect("rename script");
+}
+
+#[tokio::test]
+async fn a_lost_instance_saves_nothing_and_frees_the_profile() {
+    // Chromium is started through a wrapper the test can break: after the kill, relaunching fails.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wrapper = dir.path().join("chromium");
+    write_script(&wrapper, "exec /usr/bin/chromium \"$@\"");
+    let app =
+        TestApp::spawn_with(|s| s.arg("chromium", wrapper.display()).arg("instance-reconnect-window-ms", 1500)).await;
+    let key = app.key().await;
+    let before = json!({ "cookies": [{ "name": "before", "value": "kept", "domain": "127.0.0.1" }] });
+    assert_eq!(put(&app, &key, "shop", before.to_string()).await.status, 200);
+    let sid = app.start_session(&key, json!({ "profile": "shop", "persistProfile": true })).await;
+    let task = format!(
+        "open {}; type \"fay\" into \"user\"; click \"Sign in\"; wait for \"Saved\"",
+        app.site.url("/account/login")
+    );
+    assert_eq!(app.run_in(&key, &sid, &task).await["type"], "task_completed");
+    write_script(&wrapper, "exit 1");
+    for pid in app.app().manager.pool().pids().await {
+        let _ = std::process::Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while app.end_reason(&sid).await.is_none() {
+        assert!(std::time::Instant::now() < deadline, "the session did not end");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(app.end_reason(&sid).await.as_deref(), Some("instance_lost"));
+    // Nothing was saved from the dead browser: the profile is as it was.
+    let exported = call(&app, reqwest::Method::GET, "/profiles/shop/export", &key, None).await;
+    assert_eq!(exported.body["cookies"][0]["value"], "kept", "{}", exported.body);
+    assert_eq!(exported.body["cookies"].as_array().map(Vec::len), Some(1), "{}", exported.body);
+    // And the profile is free for the next writer.
+    write_script(&wrapper, "exec /usr/bin/chromium \"$@\"");
+    let next = app.start_session(&key, json!({ "profile": "shop", "persistProfile": true })).await;
+    terminate(&app, &key, &next).await;
+}
+
+#[tokio::test]
+async fn a_save_over_the_cap_is_refused_and_the_session_still_ends() {
+    let app = TestApp::spawn_with(|s| s.arg("max-profile-bytes", 100)).await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({ "profile": "shop", "persistProfile": true })).await;
+    let task = format!(
+        "open {}; type \"gus\" into \"user\"; click \"Sign in\"; wait for \"Saved\"",
+        app.site.url("/account/login")
+    );
+    assert_eq!(app.run_in(&key, &sid, &task).await["type"], "task_completed");
+    terminate(&app, &key, &sid).await;
+    assert_eq!(app.end_reason(&sid).await.as_deref(), Some("terminated"));
+    call(&app, reqwest::Method::GET, "/profiles/shop", &key, None).await.assert_error(404, "PROFILE_NOT_FOUND");
+    // The lock went with the session.
+    let next = app.start_session(&key, json!({ "profile": "shop", "persistProfile": true })).await;
+    terminate(&app, &key, &next).await;
+}
