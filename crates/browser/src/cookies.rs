@@ -124,8 +124,23 @@ pub(crate) async fn write_stored(
     if params.is_empty() {
         return Ok(());
     }
-    let mut params = SetCookiesParams::new(params);
-    params.browser_context_id = Some(context.clone());
-    within(timeout, "load profile cookies", browser.execute(params)).await?;
+    let mut all = SetCookiesParams::new(params.clone());
+    all.browser_context_id = Some(context.clone());
+    if within(timeout, "load profile cookies", browser.execute(all)).await.is_ok() {
+        return Ok(());
+    }
+    // Chromium refuses the whole list for one cookie it will not take: set them one by one, leaving
+    // those out.
+    let mut refused = 0;
+    for cookie in params {
+        let mut one = SetCookiesParams::new(vec![cookie]);
+        one.browser_context_id = Some(context.clone());
+        match within(timeout, "load a profile cookie", browser.execute(one)).await {
+            Ok(_) => {}
+            Err(BrowserError::Cdp(_)) => refused += 1,
+            Err(e) => return Err(e),
+        }
+    }
+    tracing::warn!(refused, "cookies of a profile the browser would not take were left out");
     Ok(())
 }

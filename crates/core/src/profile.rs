@@ -85,6 +85,11 @@ impl StorageState {
     pub fn parse_import(body: &[u8]) -> Result<StorageState, String> {
         let state: StorageState =
             serde_json::from_slice(body).map_err(|e| format!("the body is not a storage state: {e}"))?;
+        for c in &state.cookies {
+            if c.name.is_empty() || c.domain.trim_start_matches('.').is_empty() {
+                return Err("every cookie needs a name and a domain".into());
+            }
+        }
         for o in &state.origins {
             if normalize_origin(&o.origin).as_deref() != Some(o.origin.as_str()) {
                 return Err(format!("{:?} is not an http(s) origin like https://example.com", o.origin));
@@ -140,5 +145,6 @@ mod tests {
         assert_eq!(s.origin_names(), vec!["https://a.com".to_owned()]);
         assert!(StorageState::parse_import(br#"{"origins":[{"origin":"javascript:x"}]}"#).is_err());
         assert!(StorageState::parse_import(b"[1]").is_err());
+        assert!(StorageState::parse_import(br#"{"cookies":[{"name":"a","value":"b","domain":""}]}"#).is_err());
     }
 }

@@ -225,15 +225,10 @@ impl SessionManager {
     ) -> Result<ProfileRecord, ApiError> {
         let shared = self.shared();
         // The import is the writer while it runs (a crash leaves a lock that goes stale by itself).
-        let writer = SessionId::from_string(format!("import_{}", uuid_like()));
+        let writer = SessionId::from_string(format!("import_{}", hex::encode(rand::random::<[u8; 12]>())));
         claim(shared, user, name, &writer).await?;
         let stored = store_state(shared, user, name, state).await;
         release(shared, user, name, &writer).await;
         stored
     }
-}
-
-/// A random id for a lock held by an import.
-fn uuid_like() -> String {
-    hex::encode(rand::random::<[u8; 12]>())
 }
