@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
-use webpilot_browser::{BrowserError, BrowserPool, SessionPage};
+use webpilot_browser::{BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
 use webpilot_core::secrets::Secrets;
@@ -259,38 +259,15 @@ impl SessionManager {
         let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
         let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
         let session_id = SessionId::new();
-        // The one writer of a profile is decided before a browser is taken for it.
-        let writes = params.profile.as_deref().filter(|_| params.persist_profile);
-        if let Some(name) = writes {
-            if let Err(e) = crate::profiles::claim(&self.shared, &user.id, name, &session_id).await {
-                slot.release().await;
-                return Err(e);
-            }
-        }
-        let opened = match self.shared.pool.lease(params.limits.avoid_domains.clone()).await {
-            Ok(lease) => match &params.profile {
-                Some(name) => crate::profiles::load(&self.shared, &user.id, name, params.persist_profile, &lease)
-                    .await
-                    .map(|p| (lease, Some(p))),
-                None => Ok((lease, None)),
-            },
-            Err(BrowserError::NoCapacity) => Err(ApiError::code(ErrorCode::NoInstancesAvailable)),
-            Err(other) => {
-                tracing::error!(error = %other, "preparing a browser for a session failed");
-                Err(ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry"))
-            }
-        };
-        let (lease, profile) = match opened {
-            Ok(opened) => opened,
-            Err(e) => {
-                // Given back before the caller hears it, so a retry is not refused for this place.
-                if let Some(name) = writes {
-                    crate::profiles::release(&self.shared, &user.id, name, &session_id).await;
+        let (lease, profile) =
+            match crate::profiles::lease_with_profile(&self.shared, &user.id, &params, &session_id).await {
+                Ok(opened) => opened,
+                Err(e) => {
+                    // Given back before the caller hears it, so a retry is not refused for this place.
+                    slot.release().await;
+                    return Err(e);
                 }
-                slot.release().await;
-                return Err(e);
-            }
-        };
+            };
         if params.task_details.is_none() {
             if let Some(url) = &params.limits.starting_url {
                 // A session without a task opens its startingUrl now, ready for manual use.

@@ -10,7 +10,8 @@ pub use key::{ProfileKey, ProfileKeyError};
 use crate::actor::internal;
 use crate::manager::{SessionManager, Shared};
 use std::time::Instant;
-use webpilot_browser::{BrowserLease, OriginLog};
+use webpilot_browser::{BrowserError, BrowserLease, OriginLog};
+use webpilot_core::params::SessionParams;
 use webpilot_core::profile::StorageState;
 use webpilot_core::{ApiError, ErrorCode, SessionId, UserId};
 use webpilot_store::{NewProfile, ProfileCaps, ProfileRecord};
@@ -73,6 +74,36 @@ pub(crate) async fn release(shared: &Shared, user: &UserId, name: &str, session:
     if let Err(e) = shared.store.unlock_profile(user, name, session).await {
         tracing::warn!(session = %session, error = %e, "letting go of a profile lock failed");
     }
+}
+
+/// A browser for a new session, with its profile loaded when it has one. With `persistProfile` the
+/// session first becomes the profile's one writer (409 PROFILE_IN_USE when another live session is), and
+/// lets go again if the browser or the profile cannot be had.
+pub(crate) async fn lease_with_profile(
+    shared: &Shared,
+    user: &UserId,
+    params: &SessionParams,
+    session: &SessionId,
+) -> Result<(BrowserLease, Option<SessionProfile>), ApiError> {
+    let writes = params.profile.as_deref().filter(|_| params.persist_profile);
+    if let Some(name) = writes {
+        claim(shared, user, name, session).await?;
+    }
+    let opened = match shared.pool.lease(params.limits.avoid_domains.clone()).await {
+        Ok(lease) => match &params.profile {
+            Some(name) => load(shared, user, name, params.persist_profile, &lease).await.map(|p| (lease, Some(p))),
+            None => Ok((lease, None)),
+        },
+        Err(BrowserError::NoCapacity) => Err(ApiError::code(ErrorCode::NoInstancesAvailable)),
+        Err(other) => {
+            tracing::error!(error = %other, "preparing a browser for a session failed");
+            Err(ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry"))
+        }
+    };
+    if let (Err(_), Some(name)) = (&opened, writes) {
+        release(shared, user, name, session).await;
+    }
+    opened
 }
 
 /// `user`'s profile `name` opened, when there is one.
