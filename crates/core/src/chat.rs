@@ -69,7 +69,14 @@ impl ChatRequest {
         Ok(ChatRequest {
             model: model.to_owned(),
             stream,
-            params: SessionParams { task_details: Some(task), limits, terminate_on_completion: true, recording: None },
+            params: SessionParams {
+                task_details: Some(task),
+                limits,
+                terminate_on_completion: true,
+                recording: None,
+                profile: None,
+                persist_profile: false,
+            },
             context,
         })
     }

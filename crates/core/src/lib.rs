@@ -12,6 +12,7 @@ pub mod ids;
 pub mod output;
 pub mod params;
 pub mod policy;
+pub mod profile;
 pub mod secrets;
 pub mod state;
 pub mod usage;

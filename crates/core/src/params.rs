@@ -172,6 +172,10 @@ pub struct SessionParams {
     /// Whether the session is recorded (`recording`); `None` leaves it to the service's default
     /// (`--record-sessions`).
     pub recording: Option<bool>,
+    /// The profile the context starts from (`profile`).
+    pub profile: Option<String>,
+    /// Whether the context's state is saved back into `profile` when the session ends (`persistProfile`).
+    pub persist_profile: bool,
 }
 
 /// Which endpoint the session parameters came from: run-task requires taskDetails and forces
@@ -199,11 +203,21 @@ impl SessionParams {
         let terminate = f.opt_bool("terminateOnCompletion")?.unwrap_or(false);
         let recording = f.opt_bool("recording")?;
         let limits = TaskLimits::read(&f, &TaskLimits::default())?;
+        let profile = f.opt_str("profile")?.map(str::to_owned);
+        if let Some(name) = &profile {
+            crate::profile::check_profile_name(name).map_err(|e| invalid_params(format!("profile: {e}")))?;
+        }
+        let persist_profile = f.opt_bool("persistProfile")?.unwrap_or(false);
+        if persist_profile && profile.is_none() {
+            return Err(missing("persistProfile needs a profile name (profile)"));
+        }
         Ok(SessionParams {
             task_details,
             limits,
             terminate_on_completion: origin == SessionOrigin::RunTask || terminate,
             recording,
+            profile,
+            persist_profile,
         })
     }
 }
@@ -423,6 +437,18 @@ mod tests {
         assert_eq!(parse(json!({"recording": true})).unwrap().recording, Some(true));
         assert_eq!(parse(json!({"recording": false})).unwrap().recording, Some(false));
         assert_eq!(code(parse(json!({"recording": "yes"}))), ErrorCode::InvalidParams);
+    }
+
+    #[test]
+    fn profiles_are_named_and_persisted_on_request() {
+        let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+        let p = parse(json!({"profile": "shop", "persistProfile": true})).unwrap();
+        assert_eq!((p.profile.as_deref(), p.persist_profile), (Some("shop"), true));
+        assert!(!parse(json!({"profile": "shop"})).unwrap().persist_profile);
+        assert_eq!(code(parse(json!({"profile": "a b"}))), ErrorCode::InvalidParams);
+        assert_eq!(code(parse(json!({"profile": 5}))), ErrorCode::InvalidParams);
+        assert_eq!(code(parse(json!({"persistProfile": "yes", "profile": "a"}))), ErrorCode::InvalidParams);
+        assert_eq!(code(parse(json!({"persistProfile": true}))), ErrorCode::MissingRequiredField);
     }
 
     #[test]

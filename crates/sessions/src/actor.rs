@@ -79,6 +79,8 @@ pub(crate) struct SessionActor {
     pub slot: SessionSlot,
     /// Tells the live view which pages to watch (a recovery installs new ones).
     pub pages: tokio::sync::watch::Sender<SessionPage>,
+    /// The profile the session started from, saved back when it ends if it persists it.
+    pub profile: Option<crate::profiles::SessionProfile>,
 }
 
 /// What woke the actor up.
@@ -417,6 +419,14 @@ impl SessionActor {
             self.record(&mut task, result).await;
         }
         self.interactions.abort_all();
+        if let Some(profile) = self.profile.take().filter(|p| p.persist) {
+            // Saved while the session still holds the profile (and before its end is recorded, which
+            // would make its lock stale); never from a lost instance, whose state cannot be read.
+            if reason != EndReason::InstanceLost && self.lease.is_alive() {
+                crate::profiles::save(&self.shared, &self.user_id, &profile, &self.lease).await;
+            }
+            crate::profiles::release(&self.shared, &self.user_id, &profile.name, &self.id).await;
+        }
         self.state = SessionState::Terminated;
         let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
         let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));

@@ -8,6 +8,7 @@ mod admission;
 mod files;
 mod live;
 mod manager;
+mod profiles;
 mod recovery;
 mod replays;
 mod runner;
@@ -15,4 +16,7 @@ mod runner;
 pub use live::{LiveTask, TaskView};
 pub use manager::{
     EventHook, RecordHook, RecordedSession, SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask,
+};
+pub use profiles::{
+    ProfileKey, ProfileKeyError, ProfileSettings, DEFAULT_MAX_PROFILE_BYTES, DEFAULT_MAX_USER_PROFILE_BYTES,
 };

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
-use webpilot_browser::{BrowserError, BrowserPool, SessionPage};
+use webpilot_browser::{BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
 use webpilot_core::secrets::Secrets;
@@ -51,6 +51,8 @@ pub struct SessionConfig {
     pub shared_limits: bool,
     /// Whether a session that does not say (`recording`) is recorded (`--record-sessions`).
     pub record_sessions: bool,
+    /// The key profiles are sealed with, and their caps.
+    pub profiles: crate::profiles::ProfileSettings,
 }
 
 impl Default for SessionConfig {
@@ -67,6 +69,7 @@ impl Default for SessionConfig {
             node_id: "local".into(),
             shared_limits: false,
             record_sessions: false,
+            profiles: Default::default(),
         }
     }
 }
@@ -255,23 +258,16 @@ impl SessionManager {
         // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
         let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
         let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
-        let lease = match self.shared.pool.lease(params.limits.avoid_domains.clone()).await {
-            Ok(lease) => lease,
-            Err(e) => {
-                // Given back before the caller hears it, so a retry is not refused for this place.
-                slot.release().await;
-                return Err(match e {
-                    BrowserError::NoCapacity => ApiError::code(ErrorCode::NoInstancesAvailable),
-                    other => {
-                        tracing::error!(error = %other, "preparing a browser for a session failed");
-                        ApiError::new(
-                            ErrorCode::InstanceUnavailable,
-                            "the browser instance could not be prepared; retry",
-                        )
-                    }
-                });
-            }
-        };
+        let session_id = SessionId::new();
+        let (lease, profile) =
+            match crate::profiles::lease_with_profile(&self.shared, &user.id, &params, &session_id).await {
+                Ok(opened) => opened,
+                Err(e) => {
+                    // Given back before the caller hears it, so a retry is not refused for this place.
+                    slot.release().await;
+                    return Err(e);
+                }
+            };
         if params.task_details.is_none() {
             if let Some(url) = &params.limits.starting_url {
                 // A session without a task opens its startingUrl now, ready for manual use.
@@ -280,7 +276,6 @@ impl SessionManager {
                 }
             }
         }
-        let session_id = SessionId::new();
         let record = serde_json::json!({
             "maxDuration": params.limits.max_duration_ms,
             "maxInputTokens": params.limits.max_input_tokens,
@@ -288,6 +283,8 @@ impl SessionManager {
             "startingUrl": params.limits.starting_url,
             "avoidDomains": params.limits.avoid_domains,
             "terminateOnCompletion": params.terminate_on_completion,
+            "profile": params.profile,
+            "persistProfile": params.persist_profile,
         });
         self.shared
             .store
@@ -324,6 +321,7 @@ impl SessionManager {
             next_snapshot: now + Duration::from_secs(1),
             slot,
             pages: pages_tx,
+            profile,
         };
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.

@@ -128,6 +128,7 @@ impl SessionActor {
                     self.lease.install(replacement);
                     self.pages.send_replace(self.lease.page().clone());
                     self.restore().await;
+                    crate::profiles::follow_replacement(self.profile.as_mut(), &self.lease).await;
                     self.last_activity = Instant::now();
                     let _ = self.bus.send(SessionEvent::InstanceReconnected);
                     tracing::info!(session = %self.id, pid = ?self.lease.pid(), "browser instance replaced");

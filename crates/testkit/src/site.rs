@@ -1,5 +1,6 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
+pub mod account;
 mod dynamic;
 pub mod files;
 mod html;
@@ -138,6 +139,9 @@ fn router(state: SiteState) -> Router {
         .route("/pricing/details", get(pages::pricing_details))
         .route("/form", get(pages::form))
         .route("/login", get(login::login))
+        .route("/account", get(account::account))
+        .route("/account/login", get(account::login))
+        .route("/account/signin", get(account::signin))
         .route("/shop", get(shop::shop))
         .route("/shop/cards", get(shop::shop_cards))
         .route("/shop/xo", get(shop::shop_cross_origin))

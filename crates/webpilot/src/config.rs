@@ -67,6 +67,20 @@ pub struct ServeConfig {
     /// How long a session's files are kept after they were made (hours); then they are purged.
     #[arg(long, env = "WEBPILOT_FILE_RETENTION_HOURS", default_value_t = 24, value_parser = clap::value_parser!(u64).range(1..=8760))]
     pub file_retention_hours: u64,
+    /// The key profiles are sealed with (AES-256-GCM; 64 hex digits). Without it, `profile.key` in the data
+    /// directory is used, made on first start (mode 0600).
+    #[arg(long, env = "WEBPILOT_PROFILE_KEY", hide_env_values = true)]
+    pub profile_key: Option<String>,
+    /// Older profile keys (hex, comma-separated) that still open the profiles they sealed, for a rotation;
+    /// each save seals with the current key.
+    #[arg(long, env = "WEBPILOT_PROFILE_PREVIOUS_KEYS", value_delimiter = ',', hide_env_values = true)]
+    pub profile_previous_keys: Vec<String>,
+    /// Largest profile (bytes, as stored): a bigger save is refused (logged; the session still ends).
+    #[arg(long, env = "WEBPILOT_MAX_PROFILE_BYTES", default_value_t = 20 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_profile_bytes: u64,
+    /// Most bytes of profiles one user keeps.
+    #[arg(long, env = "WEBPILOT_MAX_USER_PROFILE_BYTES", default_value_t = 200 * 1024 * 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_user_profile_bytes: u64,
     /// Most sessions open at once; more get 503 NO_INSTANCES_AVAILABLE.
     #[arg(long, env = "WEBPILOT_MAX_SESSIONS", default_value_t = 4)]
     pub max_sessions: usize,

@@ -22,8 +22,8 @@ use webpilot_browser::{BrowserPool, BrowserSettings};
 use webpilot_core::usage::Prices;
 use webpilot_liveview::{LiveView, LiveViewConfig, WhepConfig, WhepViewers};
 use webpilot_llm::{LlmConfig, Provider};
-use webpilot_sessions::{SessionConfig, SessionManager};
-use webpilot_store::Store;
+use webpilot_sessions::{ProfileKey, ProfileSettings, SessionConfig, SessionManager};
+use webpilot_store::{ProfileCaps, Store};
 
 /// Errors that stop the service from starting.
 #[derive(Debug, thiserror::Error)]
@@ -42,6 +42,8 @@ pub enum StartError {
     NodeId { path: std::path::PathBuf, source: std::io::Error },
     #[error("cannot read or create the stream secret {path}: {source}")]
     StreamSecret { path: std::path::PathBuf, source: std::io::Error },
+    #[error("the profile key: {0}")]
+    ProfileKey(#[from] webpilot_sessions::ProfileKeyError),
 }
 
 /// A running service.
@@ -104,6 +106,23 @@ fn browser_processes(serve: &ServeConfig) -> usize {
     }
 }
 
+/// The profile key (`--profile-key`, else `profile.key` in the data directory) and caps.
+fn profile_settings(serve: &ServeConfig, data_dir: &std::path::Path) -> Result<ProfileSettings, StartError> {
+    let key = match serve.profile_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        Some(hex) => ProfileKey::from_hex(hex)?,
+        None => {
+            std::fs::create_dir_all(data_dir).map_err(webpilot_sessions::ProfileKeyError::File)?;
+            ProfileKey::load_or_create(&data_dir.join("profile.key"))?
+        }
+    };
+    let previous = serve.profile_previous_keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty());
+    let cap = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
+    Ok(ProfileSettings {
+        key: key.with_previous(previous)?,
+        caps: ProfileCaps { per_profile: cap(serve.max_profile_bytes), per_user: cap(serve.max_user_profile_bytes) },
+    })
+}
+
 /// Opens the store (recovering tasks cut off by a crash), builds everything and starts serving.
 pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<RunningApp, StartError> {
     let store = store_cfg.open().await?;
@@ -137,6 +156,13 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         max_session_file_bytes: serve.max_session_file_bytes,
         ..BrowserSettings::default()
     });
+    let profiles = profile_settings(serve, &store_cfg.data_dir)?;
+    if store_cfg.is_shared() && serve.profile_key.is_none() {
+        tracing::warn!(
+            "a shared database without --profile-key: this node seals profiles with its own profile.key, which \
+             the other nodes cannot open; give every node the same --profile-key"
+        );
+    }
     let agent = build_agent(serve)?;
     tracing::info!(agent = agent.name(), "agent ready");
     let manager = SessionManager::new(
@@ -152,6 +178,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             node_id: node_id.clone(),
             shared_limits: store_cfg.is_shared(),
             record_sessions: serve.record_sessions,
+            profiles,
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,

@@ -16,6 +16,8 @@ pub struct StartSessionRequest {
     task_details: Option<String>,
     #[serde(flatten)]
     options: SessionOptions,
+    #[serde(flatten)]
+    profile: ProfileOptions,
     /// Terminate the session after the (first) task completes.
     terminate_on_completion: Option<bool>,
 }
@@ -29,6 +31,21 @@ pub struct RunTaskRequest {
     task_details: String,
     #[serde(flatten)]
     options: SessionOptions,
+    #[serde(flatten)]
+    profile: ProfileOptions,
+}
+
+/// The profile a session starts from (start-session and run-task only; not a task's).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileOptions {
+    /// A profile of the caller's to start the browser context from (docs/profiles-and-files.md):
+    /// 1 to 64 of `A-Z a-z 0-9 . _ -`.
+    #[schema(min_length = 1, max_length = 64, pattern = "^[A-Za-z0-9._-]{1,64}$")]
+    profile: Option<String>,
+    /// Save the context's cookies and storage back into `profile` when the session ends; one live session
+    /// at a time may (409 `PROFILE_IN_USE`).
+    persist_profile: Option<bool>,
 }
 
 /// The optional session parameters start-session and run-task share.

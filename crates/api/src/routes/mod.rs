@@ -10,6 +10,7 @@ mod health;
 mod internal;
 mod mcp;
 mod openai;
+mod profiles;
 mod recordings;
 mod sessions;
 mod stream;
@@ -46,6 +47,9 @@ pub fn router(state: AppState) -> Router {
     // An upload one byte over the cap is read far enough to be refused with FILE_TOO_LARGE.
     let upload_limit =
         usize::try_from(state.manager.pool().settings().max_file_bytes.saturating_add(1)).unwrap_or(usize::MAX);
+    // An import is JSON of a profile's content: a few times its sealed cap covers any that fits.
+    let profile_limit =
+        usize::try_from(state.manager.config().profiles.caps.per_profile.saturating_mul(4)).unwrap_or(usize::MAX);
     let (documented, mut doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(v1)
         .merge(
@@ -84,6 +88,12 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(move || crate::openapi::document(spec.clone())))
         .route("/console", get(console::page))
         .route("/console/{asset}", get(console::asset))
+        .route("/profiles", get(profiles::list))
+        .route("/profiles/{name}", get(profiles::get).delete(profiles::remove))
+        .route(
+            "/profiles/{name}/export",
+            get(profiles::export).put(profiles::import).layer(DefaultBodyLimit::max(profile_limit)),
+        )
         .route("/internal/{call}", post(internal::call))
         .route("/cdp/{sessionId}/json/version/", get(cdp::version))
         .route("/stream/{session_id}/view", get(stream::view))

@@ -36,6 +36,7 @@ mod observation;
 mod openapi;
 mod persistence;
 mod pool;
+mod profiles;
 mod ratelimit;
 mod recordings;
 mod remote_browser;

@@ -1,0 +1,121 @@
+//! The caller's profiles: `GET /profiles`, `GET /profiles/{name}` and `DELETE /profiles/{name}` (never the
+//! content), `GET /profiles/{name}/export` (the decrypted storage state, to the owner alone) and
+//! `PUT /profiles/{name}/export` (import one). Another user's profile answers 404 like a missing one.
+//! Profiles live in the store, so any node serves them.
+
+use crate::auth::AuthUser;
+use crate::error::ErrorResponse;
+use crate::state::AppState;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Serialize;
+use webpilot_core::profile::{check_profile_name, StorageState};
+use webpilot_core::{ApiError, ErrorCode};
+use webpilot_store::ProfileRecord;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileView {
+    name: String,
+    /// Stored size (sealed), what the caps count.
+    bytes: i64,
+    origins: Vec<String>,
+    cookies: i64,
+    created_at: String,
+    updated_at: String,
+}
+
+#[derive(Serialize)]
+pub struct ProfileAnswer {
+    success: bool,
+    #[serde(flatten)]
+    profile: ProfileView,
+}
+
+#[derive(Serialize)]
+pub struct ProfileList {
+    success: bool,
+    profiles: Vec<ProfileView>,
+}
+
+#[derive(Serialize)]
+pub struct Done {
+    success: bool,
+    message: &'static str,
+}
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339()
+}
+
+fn view(r: ProfileRecord) -> ProfileView {
+    ProfileView {
+        name: r.name,
+        bytes: r.bytes,
+        origins: r.origins,
+        cookies: r.cookies,
+        created_at: rfc3339(r.created_at),
+        updated_at: rfc3339(r.updated_at),
+    }
+}
+
+/// A profile name from the path: a name that could never exist is simply not found.
+fn named(name: &str) -> Result<&str, ApiError> {
+    check_profile_name(name).map_err(|_| ApiError::code(ErrorCode::ProfileNotFound))?;
+    Ok(name)
+}
+
+/// `GET /profiles`.
+pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<ProfileList>, ErrorResponse> {
+    let profiles = state.manager.list_profiles(&user.id).await?;
+    Ok(Json(ProfileList { success: true, profiles: profiles.into_iter().map(view).collect() }))
+}
+
+/// `GET /profiles/{name}`.
+pub async fn get(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(name): Path<String>,
+) -> Result<Json<ProfileAnswer>, ErrorResponse> {
+    let record = state.manager.profile(&user.id, named(&name)?).await?;
+    Ok(Json(ProfileAnswer { success: true, profile: view(record) }))
+}
+
+/// `DELETE /profiles/{name}`.
+pub async fn remove(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(name): Path<String>,
+) -> Result<Json<Done>, ErrorResponse> {
+    state.manager.delete_profile(&user.id, named(&name)?).await?;
+    Ok(Json(Done { success: true, message: "profile deleted" }))
+}
+
+/// `GET /profiles/{name}/export`: the storage state in clear (cookies, localStorage, IndexedDB).
+pub async fn export(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(name): Path<String>,
+) -> Result<Json<StorageState>, ErrorResponse> {
+    Ok(Json(state.manager.export_profile(&user.id, named(&name)?).await?))
+}
+
+/// `PUT /profiles/{name}/export`: stores a storage state (as exported, or Playwright's `storageState`)
+/// as the profile, created or replaced.
+pub async fn import(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(name): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<ProfileAnswer>, ErrorResponse> {
+    check_profile_name(&name).map_err(|e| ApiError::new(ErrorCode::InvalidParams, e))?;
+    let bytes = body.map_err(|e| match e.status() {
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE => ApiError::code(ErrorCode::PayloadTooLarge),
+        _ => ApiError::new(ErrorCode::InvalidParams, "the request body could not be read"),
+    })?;
+    let imported = StorageState::parse_import(&bytes).map_err(|e| ApiError::new(ErrorCode::InvalidParams, e))?;
+    let record = state.manager.import_profile(&user.id, &name, &imported).await?;
+    Ok(Json(ProfileAnswer { success: true, profile: view(record) }))
+}
