@@ -67,24 +67,20 @@ pub async fn follow(
                 Err(broadcast::error::RecvError::Closed) => break,
             },
             _ = poll.tick() => {
-                let page = pages.borrow().clone();
-                let tabs = page.tabs().await.unwrap_or_default();
-                let Some(now) = tabs.into_iter().find(|t| t.active).map(|t| t.url) else { continue };
-                if now == url || now.is_empty() {
-                    continue;
+                if let Some(entry) = navigation(&pages, &secrets, &mut url, started).await {
+                    write(&mut lines, &mut entries, entry).await?;
                 }
-                url = now;
-                let shown = mask_text(&secrets.borrow(), &url);
-                let data = serde_json::to_value(Navigation { url: shown }).unwrap_or_default();
-                ("navigation".to_owned(), data, false)
+                continue;
             }
             _ = stop.cancelled() => break,
         };
+        // An address change the poll has not seen yet goes before the event that follows it (a task that
+        // navigates and then completes at once still has its navigation in the timeline).
+        if let Some(entry) = navigation(&pages, &secrets, &mut url, started).await {
+            write(&mut lines, &mut entries, entry).await?;
+        }
         let entry = Entry { t: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), event, data };
-        let mut line = serde_json::to_vec(&entry).unwrap_or_default();
-        line.push(b'\n');
-        lines.write_all(&line).await?;
-        entries.push(entry);
+        write(&mut lines, &mut entries, entry).await?;
         if last {
             break;
         }
@@ -94,6 +90,38 @@ pub async fn follow(
     tokio::fs::write(dir.join(EVENTS_FILE), all).await?;
     tokio::fs::remove_file(dir.join(EVENTS_LINES_FILE)).await?;
     Ok(entries.len())
+}
+
+/// A `navigation` entry when the active tab's address changed since `url` (which it then becomes).
+async fn navigation(
+    pages: &watch::Receiver<SessionPage>,
+    secrets: &watch::Receiver<Vec<Secrets>>,
+    url: &mut String,
+    started: Instant,
+) -> Option<Entry> {
+    let page = pages.borrow().clone();
+    let tabs = page.tabs().await.unwrap_or_default();
+    let now = tabs.into_iter().find(|t| t.active).map(|t| t.url)?;
+    if now == *url || now.is_empty() {
+        return None;
+    }
+    url.clone_from(&now);
+    let shown = mask_text(&secrets.borrow(), &now);
+    let data = serde_json::to_value(Navigation { url: shown }).unwrap_or_default();
+    Some(Entry {
+        t: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        event: "navigation".into(),
+        data,
+    })
+}
+
+/// Appends `entry` to the lines file (kept through a crash) and to the list.
+async fn write(lines: &mut tokio::fs::File, entries: &mut Vec<Entry>, entry: Entry) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(&entry).unwrap_or_default();
+    line.push(b'\n');
+    lines.write_all(&line).await?;
+    entries.push(entry);
+    Ok(())
 }
 
 /// The timeline stored in `dir`: the finished list, or what was written before a crash.

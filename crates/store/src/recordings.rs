@@ -175,6 +175,23 @@ impl Store {
         row.map(RecordingRecord::try_from).transpose()
     }
 
+    /// Removes `node`'s finished recordings that ended before `ended_before` (ms) and returns their session
+    /// ids (their files are the node's to remove).
+    pub async fn purge_recordings(&self, node: &str, ended_before: i64) -> Result<Vec<String>> {
+        retry::on_busy("purge recordings", || async {
+            let gone: Vec<String> = sqlx::query_scalar(
+                "DELETE FROM recordings WHERE node_id = $1 AND status <> $2 AND ended_at < $3 RETURNING session_id",
+            )
+            .bind(node)
+            .bind(RecordingStatus::Recording.as_str())
+            .bind(ended_before)
+            .fetch_all(&self.pool)
+            .await?;
+            Ok(gone)
+        })
+        .await
+    }
+
     /// `user`'s recordings, newest first, `limit` of them after skipping `offset`.
     pub async fn list_recordings(&self, user: &UserId, limit: i64, offset: i64) -> Result<Vec<RecordingRecord>> {
         let rows: Vec<RecordingRow> = sqlx::query_as(

@@ -168,6 +168,9 @@ pub struct ServeConfig {
     /// under `<data-dir>/recordings/`.
     #[arg(long, env = "WEBPILOT_RECORD_SESSIONS", default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     pub record_sessions: bool,
+    /// How long a recording is kept after its session ended (days); then its video and timeline are purged.
+    #[arg(long, env = "WEBPILOT_RECORDING_RETENTION_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=3650))]
+    pub recording_retention_days: u64,
     /// Model turns a task may take.
     #[arg(long, env = "WEBPILOT_AGENT_MAX_STEPS", default_value_t = 40)]
     pub agent_max_steps: usize,

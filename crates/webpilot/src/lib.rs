@@ -63,8 +63,8 @@ pub struct RunningApp {
     server: Option<tokio::task::JoinHandle<()>>,
     /// The webhook delivery worker and its deliveries in flight.
     webhooks: tokio_util::task::TaskTracker,
-    /// The recorders of recorded sessions.
-    recorders: Arc<recordings::Recorders>,
+    /// The recorders of recorded sessions (tests purge through them).
+    pub recorders: Arc<recordings::Recorders>,
 }
 
 impl RunningApp {
@@ -238,6 +238,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         tracing::warn!(recordings = settled, "recordings cut off by an unexpected stop were marked failed");
     }
     manager.add_record_hook(recorders.hook());
+    recorders.purge_every(Duration::from_secs(serve.recording_retention_days * 86_400), stop.clone());
     let mut whep_config = WhepConfig::default();
     if let Some(ip) = serve.webrtc_ip {
         whep_config.candidate_ip = ip;

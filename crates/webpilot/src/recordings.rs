@@ -51,6 +51,39 @@ impl Recorders {
         })
     }
 
+    /// Removes this node's recordings that ended before `ended_before` (ms): rows and files. Returns how
+    /// many went.
+    pub async fn purge(&self, ended_before: i64) -> Result<usize, webpilot_store::StoreError> {
+        let gone = self.store.purge_recordings(&self.node_id, ended_before).await?;
+        for id in &gone {
+            if let Err(e) = tokio::fs::remove_dir_all(self.root.join(id)).await {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!(error = %e, "a purged recording's files could not be removed");
+                }
+            }
+        }
+        Ok(gone.len())
+    }
+
+    /// Purges recordings past `retention` now and every ten minutes until `stop`.
+    pub fn purge_every(self: &Arc<Self>, retention: Duration, stop: tokio_util::sync::CancellationToken) {
+        let me = self.clone();
+        let retention_ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        tokio::spawn(async move {
+            loop {
+                match me.purge(webpilot_store::now_ms().saturating_sub(retention_ms)).await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!(recordings = n, "recordings past their retention purged"),
+                    Err(e) => tracing::warn!(error = %e, "purging recordings failed"),
+                }
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(Duration::from_secs(600)) => {}
+                }
+            }
+        });
+    }
+
     /// Waits until every recording started has been written out (after the sessions ended).
     pub async fn wait(&self) {
         self.tracker.close();

@@ -31,6 +31,7 @@ pub const WEBHOOKS: &str = "webhooks";
 pub const FILES: &str = "files";
 pub const RECORDINGS: &str = "recordings";
 pub const DEVTOOLS: &str = "devtools";
+pub const PROFILES: &str = "profiles";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -70,6 +71,7 @@ pub const DEVTOOLS: &str = "devtools";
         (name = RECORDINGS, description = "Recordings of sessions started with `recording: true`"),
         (name = protocols::LIVE_VIEW, description = "The live view: MJPEG, WebRTC (WHEP), share links, take-over"),
         (name = protocols::PROTOCOLS, description = "MCP, Prometheus metrics and the web console"),
+        (name = PROFILES, description = "Saved storage states (cookies, localStorage, IndexedDB) to start sessions from"),
         (name = DEVTOOLS, description = "A session's DevTools endpoint for Playwright, Puppeteer and CDP clients (docs/cdp.md)"),
     )
 )]

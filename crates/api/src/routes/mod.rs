@@ -76,6 +76,13 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(recordings::video))
         .routes(routes!(recordings::events))
         .routes(routes!(recordings::share))
+        .routes(routes!(profiles::list))
+        .routes(routes!(profiles::get, profiles::remove))
+        .merge(
+            OpenApiRouter::new()
+                .routes(routes!(profiles::export, profiles::import))
+                .layer(DefaultBodyLimit::max(profile_limit)),
+        )
         .routes(routes!(cdp::connect))
         .routes(routes!(cdp::version))
         .split_for_parts();
@@ -88,12 +95,6 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(move || crate::openapi::document(spec.clone())))
         .route("/console", get(console::page))
         .route("/console/{asset}", get(console::asset))
-        .route("/profiles", get(profiles::list))
-        .route("/profiles/{name}", get(profiles::get).delete(profiles::remove))
-        .route(
-            "/profiles/{name}/export",
-            get(profiles::export).put(profiles::import).layer(DefaultBodyLimit::max(profile_limit)),
-        )
         .route("/internal/{call}", post(internal::call))
         .route("/cdp/{sessionId}/json/version/", get(cdp::version))
         .route("/stream/{session_id}/view", get(stream::view))

@@ -4,18 +4,21 @@
 //! Profiles live in the store, so any node serves them.
 
 use crate::auth::AuthUser;
-use crate::error::ErrorResponse;
+use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::PROFILES;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::Serialize;
+use utoipa::ToSchema;
 use webpilot_core::profile::{check_profile_name, StorageState};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::ProfileRecord;
 
-#[derive(Serialize)]
+/// A profile, never its content.
+#[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileView {
     name: String,
@@ -27,20 +30,24 @@ pub struct ProfileView {
     updated_at: String,
 }
 
-#[derive(Serialize)]
+/// Body of `GET /profiles/{name}` and of an import.
+#[derive(Serialize, ToSchema)]
 pub struct ProfileAnswer {
     success: bool,
     #[serde(flatten)]
     profile: ProfileView,
 }
 
-#[derive(Serialize)]
+/// Body of `GET /profiles`.
+#[derive(Serialize, ToSchema)]
 pub struct ProfileList {
     success: bool,
     profiles: Vec<ProfileView>,
 }
 
-#[derive(Serialize)]
+/// A deletion's answer.
+#[derive(Serialize, ToSchema)]
+#[schema(as = ProfileDeleted)]
 pub struct Done {
     success: bool,
     message: &'static str,
@@ -67,13 +74,29 @@ fn named(name: &str) -> Result<&str, ApiError> {
     Ok(name)
 }
 
-/// `GET /profiles`.
+/// The caller's profiles (name, size, origins, cookie count, times; never the content).
+#[utoipa::path(get, path = "/profiles", operation_id = "listProfiles", tag = PROFILES, security(("apiKey" = [])),
+    responses(
+        (status = 200, description = "The caller's profiles", body = ProfileList),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<ProfileList>, ErrorResponse> {
     let profiles = state.manager.list_profiles(&user.id).await?;
     Ok(Json(ProfileList { success: true, profiles: profiles.into_iter().map(view).collect() }))
 }
 
-/// `GET /profiles/{name}`.
+/// One profile (never its content).
+#[utoipa::path(get, path = "/profiles/{name}", operation_id = "getProfile", tag = PROFILES, security(("apiKey" = [])),
+    params(("name" = String, Path)),
+    responses(
+        (status = 200, description = "The profile", body = ProfileAnswer),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`PROFILE_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn get(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -83,7 +106,17 @@ pub async fn get(
     Ok(Json(ProfileAnswer { success: true, profile: view(record) }))
 }
 
-/// `DELETE /profiles/{name}`.
+/// Deletes a profile (409 while a `persistProfile` session holds it).
+#[utoipa::path(delete, path = "/profiles/{name}", operation_id = "deleteProfile", tag = PROFILES, security(("apiKey" = [])),
+    params(("name" = String, Path)),
+    responses(
+        (status = 200, description = "Deleted", body = Done),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`PROFILE_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 409, description = "`PROFILE_IN_USE`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -93,7 +126,16 @@ pub async fn remove(
     Ok(Json(Done { success: true, message: "profile deleted" }))
 }
 
-/// `GET /profiles/{name}/export`: the storage state in clear (cookies, localStorage, IndexedDB).
+/// The profile's storage state in clear (cookies, localStorage, IndexedDB), to its owner alone.
+#[utoipa::path(get, path = "/profiles/{name}/export", operation_id = "exportProfile", tag = PROFILES, security(("apiKey" = [])),
+    params(("name" = String, Path)),
+    responses(
+        (status = 200, description = "`{cookies, origins}`: Playwright's `storageState`, with `indexedDB` per origin", body = Object),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`PROFILE_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn export(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -104,6 +146,18 @@ pub async fn export(
 
 /// `PUT /profiles/{name}/export`: stores a storage state (as exported, or Playwright's `storageState`)
 /// as the profile, created or replaced.
+#[utoipa::path(put, path = "/profiles/{name}/export", operation_id = "importProfile", tag = PROFILES, security(("apiKey" = [])),
+    params(("name" = String, Path)),
+    request_body(content = Object, description = "A storage state, as exported or Playwright's `storageState`"),
+    responses(
+        (status = 200, description = "Stored", body = ProfileAnswer),
+        (status = 400, description = "`INVALID_PARAMS` (a bad name or storage state)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 409, description = "`PROFILE_IN_USE`", body = ErrorBody),
+        (status = 413, description = "`FILE_TOO_LARGE` (over the profile or user cap), `PAYLOAD_TOO_LARGE`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
 pub async fn import(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,

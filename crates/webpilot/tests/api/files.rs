@@ -64,7 +64,11 @@ async fn downloads_are_listed_served_and_outlive_the_session_for_their_owner_onl
     let key = app.key().await;
     let (sid, _) = app.session_on(&key, "/files").await;
     let events = download_events(&app, &sid, 2);
-    app.run_in(&key, &sid, "click \"Download report\"; click \"Make blob report\"").await;
+    // One at a time: a click on the second while the first link's response is still pending would
+    // cancel that navigation before it becomes a download.
+    app.run_in(&key, &sid, "click \"Download report\"").await;
+    wait_files(&app, &key, &sid, 1).await;
+    app.run_in(&key, &sid, "click \"Make blob report\"").await;
     let files = wait_files(&app, &key, &sid, 2).await;
     let events = events.await.expect("events");
     let by_name =
@@ -111,8 +115,12 @@ async fn a_download_over_the_file_cap_is_refused_with_an_event_and_not_kept() {
     let key = app.key().await;
     let (sid, _) = app.session_on(&key, "/files?bytes=3000000").await;
     let events = download_events(&app, &sid, 2);
-    // The big file first, then one under the cap: once that one is listed, the big one had its turn.
-    app.run_in(&key, &sid, "click \"Download big file\"; click \"Download report\"").await;
+    let first = download_events(&app, &sid, 1);
+    // The big file first, and once it was refused, one under the cap (a click while the first link's
+    // response is pending would cancel that navigation before it becomes a download).
+    app.run_in(&key, &sid, "click \"Download big file\"").await;
+    assert_eq!(first.await.expect("the first event").len(), 1);
+    app.run_in(&key, &sid, "click \"Download report\"").await;
     let events = events.await.expect("events");
     let refused = events.iter().find(|e| e.get("error").is_some()).unwrap_or_else(|| panic!("{events:?}"));
     assert_eq!(refused["code"], "FILE_TOO_LARGE", "{refused}");

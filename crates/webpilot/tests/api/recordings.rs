@@ -291,3 +291,60 @@ async fn a_share_link_serves_the_video_and_timeline_without_a_key_and_nothing_el
     assert_error(&json_of(forged).await, 401, "UNAUTHORIZED");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_recorded_sessions_downloads_are_in_its_timeline() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let body = json!({ "startingUrl": app.site.url("/files"), "recording": true });
+    let sid = app.start_session(&key, body).await;
+    let mut events = app.app().manager.subscribe(&sid).expect("live session");
+    let done = app.run_in(&key, &sid, "click \"Download report\"").await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    // The session announces the stored file; the recording's timeline follows the same events.
+    let announced = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Ok(webpilot_core::events::SessionEvent::Download(d)) = events.recv().await {
+                return d;
+            }
+        }
+    })
+    .await
+    .expect("a download event");
+    assert_eq!(announced.name.as_deref(), Some("report.csv"));
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    ready(&app, &key, &sid).await;
+    let (status, timeline) = json_of(get_with(&app, &format!("/recordings/{sid}/events"), Some(&key)).await).await;
+    assert_eq!(status, 200, "{timeline}");
+    let entries = timeline["events"].as_array().expect("events");
+    let download = entries.iter().find(|e| e["event"] == "download").unwrap_or_else(|| panic!("{timeline}"));
+    assert_eq!(download["data"]["name"], "report.csv", "{download}");
+    assert!(download["data"]["sha256"].as_str().is_some_and(|s| s.len() == 64), "{download}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn recordings_past_their_retention_are_purged_with_their_files() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let body = json!({ "startingUrl": app.site.url("/paint?bg=ff0000"), "recording": true });
+    let sid = app.start_session(&key, body).await;
+    let live = json!({ "startingUrl": app.site.url("/paint?bg=00ff00"), "recording": true });
+    let still_recording = app.start_session(&key, live).await;
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    ready(&app, &key, &sid).await;
+    let dir = app.data_dir().join("recordings").join(&sid);
+    assert!(dir.join("video.webm").is_file(), "{dir:?}");
+    // A cutoff just now: what ended before it goes, what still records stays.
+    let purged = app.app().recorders.purge(webpilot_store::now_ms() + 1).await.expect("purge");
+    assert_eq!(purged, 1);
+    assert!(!dir.exists(), "the files went with the row");
+    assert_error(
+        &json_of(get_with(&app, &format!("/recordings/{sid}"), Some(&key)).await).await,
+        404,
+        "RECORDING_NOT_FOUND",
+    );
+    let (status, body) = json_of(get_with(&app, &format!("/recordings/{still_recording}"), Some(&key)).await).await;
+    assert_eq!((status, body["status"].as_str()), (200, Some("recording")), "{body}");
+    app.stop().await;
+}
