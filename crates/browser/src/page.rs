@@ -214,6 +214,13 @@ impl SessionPage {
         Ok(self.eval("location.href").await?.as_str().unwrap_or_default().to_owned())
     }
 
+    /// The active tab's address as the browser knows it (no script runs in the page, so a busy or
+    /// loading page answers at once).
+    pub async fn active_url(&self) -> Result<String, BrowserError> {
+        let page = self.active_page()?;
+        Ok(within(self.inner.cdp_timeout, "tab url", page.url()).await?.unwrap_or_default())
+    }
+
     /// The HTTP status of the active tab's document (`None` for documents without one, such as
     /// `about:blank`, or when the browser does not say).
     pub async fn http_status(&self) -> Result<Option<u16>, BrowserError> {

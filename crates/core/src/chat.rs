@@ -64,6 +64,7 @@ impl ChatRequest {
             .map_err(|e| ApiError::new(e.code, e.message.replace("taskDetails", "the last user message's content")))?;
         let context = messages.into_iter().enumerate().filter(|(i, _)| *i != last_user).map(|(_, m)| m).collect();
         let output_schema = parse_response_format(f.get("response_format"))?;
+        let recording = parse_recording(f.get("metadata"))?;
         let limits =
             TaskLimits { max_output_tokens: max_output_tokens(max_tokens), output_schema, ..TaskLimits::default() };
         Ok(ChatRequest {
@@ -73,12 +74,29 @@ impl ChatRequest {
                 task_details: Some(task),
                 limits,
                 terminate_on_completion: true,
-                recording: None,
+                recording,
                 profile: None,
                 persist_profile: false,
             },
             context,
         })
+    }
+}
+
+/// `metadata.recording`: whether the session records (`"true"` or `"false"`: OpenAI's metadata values are
+/// strings; a boolean is taken too). Other metadata keys are accepted and ignored.
+fn parse_recording(raw: Option<&Value>) -> Result<Option<bool>, ApiError> {
+    let metadata = match raw {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(invalid(ErrorCode::InvalidParams, "metadata must be an object")),
+    };
+    match metadata.get("recording") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(Value::String(s)) if s == "true" => Ok(Some(true)),
+        Some(Value::String(s)) if s == "false" => Ok(Some(false)),
+        Some(_) => Err(invalid(ErrorCode::InvalidParams, "metadata.recording must be \"true\" or \"false\"")),
     }
 }
 
@@ -221,5 +239,20 @@ mod tests {
         assert_eq!(r.params.limits.output_schema.unwrap().schema(), &schema);
         let text = parse(json!({"model": CHAT_MODEL, "messages": user, "response_format": {"type": "text"}})).unwrap();
         assert!(text.params.limits.output_schema.is_none());
+    }
+
+    #[test]
+    fn metadata_recording_asks_for_a_recording() {
+        let base = json!({"model": CHAT_MODEL, "messages": [{"role": "user", "content": "report the title"}]});
+        let with = |metadata: Value| {
+            let mut body = base.clone();
+            body["metadata"] = metadata;
+            parse(body)
+        };
+        assert_eq!(parse(base.clone()).expect("plain").params.recording, None);
+        assert_eq!(with(json!({"recording": "true"})).expect("string").params.recording, Some(true));
+        assert_eq!(with(json!({"recording": false, "trace": "x"})).expect("bool").params.recording, Some(false));
+        assert_eq!(with(json!({"recording": "yes"})).expect_err("refused").code, ErrorCode::InvalidParams);
+        assert_eq!(with(json!(["recording"])).expect_err("refused").code, ErrorCode::InvalidParams);
     }
 }

@@ -178,6 +178,10 @@ pub enum SessionEvent {
         grace_period_ms: u64,
     },
     InstanceReconnected,
+    /// A DevTools client connected to the session's `cdpURL` or left: how many are connected now.
+    Devtools {
+        connections: usize,
+    },
 }
 
 impl SessionEvent {
@@ -190,6 +194,7 @@ impl SessionEvent {
                 ("instance:disconnected", json!({"gracePeriod": grace_period_ms}))
             }
             SessionEvent::InstanceReconnected => ("instance:reconnected", json!({})),
+            SessionEvent::Devtools { connections } => ("devtools", json!({ "connections": connections })),
             SessionEvent::Download(d) => ("download", serde_json::to_value(d).unwrap_or_else(|_| json!({}))),
         }
     }

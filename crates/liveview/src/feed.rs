@@ -158,7 +158,12 @@ async fn watch_page(
 ) -> bool {
     let mut shots = page.screencast(config.quality);
     let mut tab_changes = page.tab_changes();
-    let mut info = band_info(page, secrets).await;
+    // A page that does not answer (still loading, or going away with its session) must not keep the feed
+    // from seeing the session end: every wait on the browser races the end.
+    let mut info = tokio::select! {
+        info = band_info(page, secrets) => info,
+        changed = pages.changed() => return changed.is_ok(),
+    };
     let mut band = Arc::new(draw_band(&info));
     let mut last: Option<Arc<Vec<u8>>> = None;
     publish(out, &band, last.clone(), config.quality).await;
@@ -185,7 +190,10 @@ async fn watch_page(
             // A tab opened, closed or became active: redraw the band now, not at the next refresh.
             _ = tab_changes.changed() => refresh.reset_immediately(),
             _ = refresh.tick() => {
-                let now = band_info(page, secrets).await;
+                let now = tokio::select! {
+                    now = band_info(page, secrets) => now,
+                    changed = pages.changed() => return changed.is_ok(),
+                };
                 if now != info {
                     info = now;
                     band = Arc::new(draw_band(&info));

@@ -67,7 +67,11 @@ pub async fn follow(
                 Err(broadcast::error::RecvError::Closed) => break,
             },
             _ = poll.tick() => {
-                if let Some(entry) = navigation(&pages, &secrets, &mut url, started).await {
+                let found = tokio::select! {
+                    found = navigation(&pages, &secrets, &mut url, started) => found,
+                    _ = stop.cancelled() => break,
+                };
+                if let Some(entry) = found {
                     write(&mut lines, &mut entries, entry).await?;
                 }
                 continue;
@@ -76,7 +80,17 @@ pub async fn follow(
         };
         // An address change the poll has not seen yet goes before the event that follows it (a task that
         // navigates and then completes at once still has its navigation in the timeline).
-        if let Some(entry) = navigation(&pages, &secrets, &mut url, started).await {
+        // Bounded: the session's last events must not wait on a page that no longer answers.
+        let found = match last {
+            true => {
+                tokio::time::timeout(LAST_LOOK, navigation(&pages, &secrets, &mut url, started)).await.ok().flatten()
+            }
+            false => tokio::select! {
+                found = navigation(&pages, &secrets, &mut url, started) => found,
+                _ = stop.cancelled() => None,
+            },
+        };
+        if let Some(entry) = found {
             write(&mut lines, &mut entries, entry).await?;
         }
         let entry = Entry { t: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX), event, data };
@@ -92,6 +106,9 @@ pub async fn follow(
     Ok(entries.len())
 }
 
+/// The longest look at the active tab's address before the session's `end_session` is written.
+const LAST_LOOK: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A `navigation` entry when the active tab's address changed since `url` (which it then becomes).
 async fn navigation(
     pages: &watch::Receiver<SessionPage>,
@@ -100,8 +117,7 @@ async fn navigation(
     started: Instant,
 ) -> Option<Entry> {
     let page = pages.borrow().clone();
-    let tabs = page.tabs().await.unwrap_or_default();
-    let now = tabs.into_iter().find(|t| t.active).map(|t| t.url)?;
+    let now = page.active_url().await.ok()?;
     if now == *url || now.is_empty() {
         return None;
     }

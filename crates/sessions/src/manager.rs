@@ -553,6 +553,14 @@ impl SessionManager {
         self.shared.session(session_id).map(|h| h.bus.subscribe())
     }
 
+    /// Tells a live session's listeners (its sockets, its recording's timeline) how many DevTools clients
+    /// are connected now.
+    pub fn announce_devtools(&self, session_id: &str, connections: usize) {
+        if let Some(h) = self.shared.session(session_id) {
+            let _ = h.bus.send(SessionEvent::Devtools { connections });
+        }
+    }
+
     /// What the live view of a live session watches: its pages, replaced when its browser is, and
     /// closed when the session ends.
     pub fn pages(&self, session_id: &str) -> Option<tokio::sync::watch::Receiver<SessionPage>> {

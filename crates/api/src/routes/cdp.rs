@@ -49,6 +49,11 @@ impl CdpConnections {
         *n += 1;
         Some(Slot { all: self.clone(), session: session.to_owned() })
     }
+
+    /// Connections `session` has open now.
+    fn count(&self, session: &str) -> usize {
+        self.0.lock().ok().and_then(|open| open.get(session).copied()).unwrap_or(0)
+    }
 }
 
 impl Drop for Slot {
@@ -158,7 +163,14 @@ pub async fn connect(
         ApiError::new(ErrorCode::SessionLimitReached, msg)
     })?;
     let upgrade = upgrade.max_message_size(MAX_MESSAGE_BYTES).max_frame_size(MAX_MESSAGE_BYTES);
-    Ok(upgrade.on_upgrade(move |socket| serve(socket, scope, pages, slot)).into_response())
+    Ok(upgrade
+        .on_upgrade(move |socket| async move {
+            let (all, manager) = (state.cdp.clone(), state.manager.clone());
+            manager.announce_devtools(&session_id, all.count(&session_id));
+            serve(socket, scope, pages, slot).await;
+            manager.announce_devtools(&session_id, all.count(&session_id));
+        })
+        .into_response())
 }
 
 /// Pumps the socket to and from the relay; closes it with a close frame saying why the relay ended.

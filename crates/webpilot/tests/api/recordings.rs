@@ -348,3 +348,65 @@ async fn recordings_past_their_retention_are_purged_with_their_files() {
     assert_eq!((status, body["status"].as_str()), (200, Some("recording")), "{body}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn chat_completions_record_when_their_metadata_asks() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let task = format!("open {} then report the title", app.site.url("/pricing"));
+    let body = json!({
+        "model": "svc-browser-1",
+        "messages": [{ "role": "user", "content": task }],
+        "metadata": { "recording": "true" },
+    });
+    let r = app.client.post(format!("{}/v1/chat/completions", app.base)).bearer_auth(&key).json(&body).send();
+    let (status, answer) = json_of(r.await.expect("chat")).await;
+    assert_eq!(status, 200, "{answer}");
+    let sid = answer["svc"]["sessionId"].as_str().expect("svc.sessionId").to_owned();
+    // The chat session ends with its task; its recording is then settled.
+    let rec = ready(&app, &key, &sid).await;
+    assert!(rec["frames"].as_i64().is_some_and(|f| f > 0), "{rec}");
+    let mut bad = body.clone();
+    bad["metadata"] = json!({ "recording": "yes" });
+    let r = app.client.post(format!("{}/v1/chat/completions", app.base)).bearer_auth(&key).json(&bad).send();
+    let (status, refused) = json_of(r.await.expect("chat")).await;
+    assert_eq!(status, 400, "{refused}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn devtools_connections_are_in_the_timeline() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let body = json!({ "startingUrl": app.site.url("/pricing"), "recording": true });
+    let r = app.post("/start/start-session", &key, body).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+    let mut events = app.app().manager.subscribe(&sid).expect("live session");
+    let mut client = crate::cdp_client::Cdp::connect(r.body["cdpURL"].as_str().expect("cdpURL")).await;
+    client.call("Browser.getVersion", json!({})).await.expect("version");
+    drop(client);
+    // The session tells its listeners as clients come and go: 1, then 0.
+    let mut seen = Vec::new();
+    while seen.last() != Some(&0) {
+        match tokio::time::timeout(Duration::from_secs(20), events.recv()).await.expect("an event in time") {
+            Ok(webpilot_core::events::SessionEvent::Devtools { connections }) => seen.push(connections),
+            Ok(_) => {}
+            Err(e) => panic!("the session's events: {e}"),
+        }
+    }
+    assert_eq!(seen, vec![1, 0]);
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    ready(&app, &key, &sid).await;
+    let (status, timeline) = json_of(get_with(&app, &format!("/recordings/{sid}/events"), Some(&key)).await).await;
+    assert_eq!(status, 200, "{timeline}");
+    let counts: Vec<u64> = timeline["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"] == "devtools")
+        .filter_map(|e| e["data"]["connections"].as_u64())
+        .collect();
+    assert_eq!(counts, vec![1, 0], "{timeline}");
+    app.stop().await;
+}
