@@ -8,7 +8,7 @@ use crate::capability::keyed_mac;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 const MAC_BYTES: usize = 16;
@@ -60,26 +60,12 @@ pub struct StreamKey([u8; 32]);
 impl StreamKey {
     /// Reads the secret at `path`, or makes one there (readable by the owner only).
     pub fn load_or_create(path: &Path) -> io::Result<StreamKey> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
-                let bytes = hex::decode(text.trim()).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-                let key: [u8; 32] = bytes
-                    .try_into()
-                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the stream secret is not 32 bytes"))?;
-                Ok(StreamKey(key))
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let key: [u8; 32] = rand::random();
-                let mut file = {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?
-                };
-                file.write_all(hex::encode(key).as_bytes())?;
-                file.sync_all()?;
-                Ok(StreamKey(key))
-            }
-            Err(e) => Err(e),
-        }
+        let text = webpilot_core::secret_file::read_or_create(path, rand::random())?;
+        let bytes = hex::decode(text.trim()).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let key: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the stream secret is not 32 bytes"))?;
+        Ok(StreamKey(key))
     }
 
     fn mac(&self, session_id: &str, scope: Scope, expires: i64) -> Hmac<Sha256> {

@@ -37,9 +37,6 @@ pub(crate) async fn adopt_pages(
         if info.r#type != "page" || info.browser_context_id.as_ref() != Some(&strong.opener.context) {
             continue;
         }
-        if strong.has_tab(&info.target_id) {
-            continue;
-        }
         adopt(&strong, &info.target_id, &info.url).await;
     }
 }

@@ -10,7 +10,7 @@
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Key, Nonce};
 use sha2::{Digest, Sha256};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use webpilot_core::UserId;
 
@@ -78,20 +78,7 @@ impl ProfileKey {
 
     /// The key in the file at `path`, made (random, mode 0600) when there is none.
     pub fn load_or_create(path: &Path) -> Result<ProfileKey, ProfileKeyError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Self::from_hex(&text),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let key: [u8; 32] = rand::random();
-                let mut file = {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?
-                };
-                file.write_all(hex::encode(key).as_bytes())?;
-                file.sync_all()?;
-                Ok(ProfileKey { current: KeyEntry::new(key), previous: Vec::new() })
-            }
-            Err(e) => Err(e.into()),
-        }
+        Self::from_hex(&webpilot_core::secret_file::read_or_create(path, rand::random())?)
     }
 
     /// Adds older keys (hex) that still open what they sealed.
