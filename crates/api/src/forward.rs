@@ -81,7 +81,8 @@ pub(crate) fn this_node(state: &AppState) -> Option<axum::http::HeaderValue> {
     state.cluster.node_id().parse().ok()
 }
 
-async fn forward(state: &AppState, owner: &str, parts: axum::http::request::Parts, body: Body) -> Response {
+/// Sends the request to the node at `owner` and passes its answer on.
+pub(crate) async fn forward(state: &AppState, owner: &str, parts: axum::http::request::Parts, body: Body) -> Response {
     let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
     let mut headers = passed_on(&parts.headers);
     if let Ok(me) = state.cluster.node_id().parse() {

@@ -26,6 +26,8 @@ pub struct ApiConfig {
     pub egress_allow: std::sync::Arc<[webpilot_core::egress::AllowEntry]>,
     /// Where recordings are kept: `<dir>/<sessionId>/video.webm` and its timeline.
     pub recordings_dir: std::path::PathBuf,
+    /// The object store finished recordings are uploaded to (`--object-store`), if any.
+    pub blobs: Option<webpilot_blobs::Blobs>,
 }
 
 /// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,

@@ -11,7 +11,7 @@ use webpilot_core::events::{Guardrail, ResultData};
 use webpilot_core::geometry::{FRAME_HEIGHT, FRAME_WIDTH};
 use webpilot_core::usage::{micros_to_usd, Prices, UsageView};
 use webpilot_core::ErrorCode;
-use webpilot_sessions::{StartedSession, StartedTask, TaskView};
+use webpilot_sessions::{Recording, StartedSession, StartedTask, TaskView};
 
 pub fn now_iso() -> String {
     chrono::Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
@@ -103,6 +103,29 @@ pub struct SessionStarted {
     /// Present when an initial task was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     task_id: Option<String>,
+    /// Whether the session is recorded (`GET /recordings/{sessionId}` once it is).
+    recording: bool,
+    /// Present when the session asked to be recorded and is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recording_skipped: Option<RecordingSkipped>,
+}
+
+/// Why a session that asked to be recorded is not.
+#[derive(Serialize, ToSchema)]
+pub struct RecordingSkipped {
+    /// `RECORDING_QUOTA_EXCEEDED`: the user's recordings take their whole storage quota.
+    code: &'static str,
+    message: &'static str,
+}
+
+fn recording_skipped(recording: Recording) -> Option<RecordingSkipped> {
+    match recording {
+        Recording::OverQuota => Some(RecordingSkipped {
+            code: "RECORDING_QUOTA_EXCEEDED",
+            message: "your recordings use up your recording storage quota; delete some to record new sessions",
+        }),
+        Recording::On | Recording::Off => None,
+    }
 }
 
 /// Body of start-session; `socket_url` carries the session's socket capability, and the streaming
@@ -126,6 +149,8 @@ pub fn session_started(
         streaming: streaming(config, stream_key, s.session_id.as_str(), s.expires_in_ms),
         success: true,
         task_id: s.task.as_ref().map(|t| t.task_id.to_string()),
+        recording: s.recording == Recording::On,
+        recording_skipped: recording_skipped(s.recording),
     }
 }
 

@@ -3,10 +3,11 @@
 //! watched session that runs only while someone watches (`feed`), the HTTP MJPEG stream of it
 //! (`mjpeg`), and its WebRTC viewers (`whep`, each viewer's connection in `peer`, with the VP8 encoder
 //! in `vp8`). A session may also be recorded: `record` writes its feed as VP8 in WebM (`webm`),
-//! `timeline` its events.
+//! `timeline` its events, and `files` names what a recording keeps.
 
 pub mod compose;
 mod feed;
+pub mod files;
 pub mod mask;
 pub mod mjpeg;
 mod peer;

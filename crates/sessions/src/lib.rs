@@ -9,6 +9,7 @@ mod files;
 mod live;
 mod manager;
 mod profiles;
+mod recording;
 mod recovery;
 mod replays;
 mod runner;
@@ -20,3 +21,4 @@ pub use manager::{
 pub use profiles::{
     ProfileKey, ProfileKeyError, ProfileSettings, DEFAULT_MAX_PROFILE_BYTES, DEFAULT_MAX_USER_PROFILE_BYTES,
 };
+pub use recording::Recording;

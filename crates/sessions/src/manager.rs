@@ -51,6 +51,8 @@ pub struct SessionConfig {
     pub shared_limits: bool,
     /// Whether a session that does not say (`recording`) is recorded (`--record-sessions`).
     pub record_sessions: bool,
+    /// Bytes each user's recordings may take before new sessions record nothing (`None`: no quota).
+    pub recording_quota_bytes: Option<i64>,
     /// The key profiles are sealed with, and their caps.
     pub profiles: crate::profiles::ProfileSettings,
 }
@@ -69,6 +71,7 @@ impl Default for SessionConfig {
             node_id: "local".into(),
             shared_limits: false,
             record_sessions: false,
+            recording_quota_bytes: None,
             profiles: Default::default(),
         }
     }
@@ -160,6 +163,8 @@ pub struct StartedSession {
     pub expires_in_ms: u64,
     pub balance_micros: i64,
     pub task: Option<StartedTask>,
+    /// Whether the session is recorded (and, when it asked to be, why not).
+    pub recording: crate::Recording,
 }
 
 /// A started task; wait on it with [`SessionManager::wait_task`].
@@ -335,7 +340,16 @@ impl SessionManager {
         for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             hook(&session_id, handle.bus.subscribe());
         }
-        if params.recording.unwrap_or(self.shared.config.record_sessions) {
+        let config = &self.shared.config;
+        let recording = crate::recording::decide(
+            &self.shared.store,
+            &user.id,
+            params.recording,
+            config.record_sessions,
+            config.recording_quota_bytes,
+        )
+        .await;
+        if recording == crate::Recording::On {
             for hook in self.shared.record_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                 hook(RecordedSession {
                     id: session_id.clone(),
@@ -376,6 +390,7 @@ impl SessionManager {
             expires_in_ms: params.limits.max_duration_ms,
             balance_micros: user.balance_micros,
             task,
+            recording,
         })
     }
 

@@ -118,6 +118,14 @@ impl Store {
         Ok(row.map(|(node_id, address)| SessionPlace { node_id, address }))
     }
 
+    /// The address of `node` while it runs (not stopped, not declared lost).
+    pub async fn node_address(&self, node: &str) -> Result<Option<String>> {
+        Ok(sqlx::query_scalar("SELECT address FROM nodes WHERE id = $1 AND stopped_at IS NULL")
+            .bind(node)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
     /// Nodes whose last heartbeat is older than `timeout_ms` and that were not stopped.
     pub async fn silent_nodes(&self, timeout_ms: i64) -> Result<Vec<String>> {
         let now = self.clock_ms().await?;

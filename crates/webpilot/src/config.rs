@@ -171,6 +171,20 @@ pub struct ServeConfig {
     /// How long a recording is kept after its session ended (days); then its video and timeline are purged.
     #[arg(long, env = "WEBPILOT_RECORDING_RETENTION_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=3650))]
     pub recording_retention_days: u64,
+    /// Storage each user's recordings may take (`5GiB`, `500MB`, `0`: no quota). A user at or over it
+    /// gets new sessions that record nothing, and their start answer says so.
+    #[arg(long, env = "WEBPILOT_RECORDING_QUOTA", default_value = "5GiB")]
+    pub recording_quota: bytesize::ByteSize,
+    /// An object store every node reads, for finished recordings (`s3://bucket/prefix`, `gs://…`,
+    /// `az://…`, or `file:///a/shared/directory`). Credentials and endpoints come from the environment
+    /// (`AWS_*`, `GOOGLE_*`, `AZURE_*`) or `--object-store-option`. Without one, a recording stays on the
+    /// node that made it, and other nodes forward requests for it there.
+    #[arg(long, env = "WEBPILOT_OBJECT_STORE")]
+    pub object_store: Option<String>,
+    /// An option of the object store (`key=value`, repeatable), such as `aws_endpoint=http://…` or
+    /// `aws_allow_http=true`; the environment's `AWS_*` (and `GOOGLE_*`, `AZURE_*`) variables are read too.
+    #[arg(long = "object-store-option", value_name = "KEY=VALUE")]
+    pub object_store_options: Vec<String>,
     /// Model turns a task may take.
     #[arg(long, env = "WEBPILOT_AGENT_MAX_STEPS", default_value_t = 40)]
     pub agent_max_steps: usize,

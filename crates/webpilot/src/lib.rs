@@ -44,6 +44,8 @@ pub enum StartError {
     StreamSecret { path: std::path::PathBuf, source: std::io::Error },
     #[error("the profile key: {0}")]
     ProfileKey(#[from] webpilot_sessions::ProfileKeyError),
+    #[error("the object store: {0}")]
+    ObjectStore(#[from] webpilot_blobs::BlobError),
 }
 
 /// A running service.
@@ -178,6 +180,10 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             node_id: node_id.clone(),
             shared_limits: store_cfg.is_shared(),
             record_sessions: serve.record_sessions,
+            recording_quota_bytes: match serve.recording_quota.as_u64() {
+                0 => None,
+                bytes => Some(i64::try_from(bytes).unwrap_or(i64::MAX)),
+            },
             profiles,
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
@@ -231,8 +237,21 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         .map_err(|source| StartError::StreamSecret { path: secret.clone(), source })?;
     let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
     let recordings_dir = store_cfg.data_dir.join("recordings");
-    let recorders =
-        recordings::Recorders::new(live_view.clone(), store.clone(), recordings_dir.clone(), recording_node);
+    let blobs = match &serve.object_store {
+        Some(address) => {
+            let blobs = webpilot_blobs::Blobs::open(address, &serve.object_store_options)?;
+            tracing::info!(store = blobs.address(), "finished recordings go to the object store");
+            Some(blobs)
+        }
+        None => None,
+    };
+    let recorders = recordings::Recorders::new(
+        live_view.clone(),
+        store.clone(),
+        recordings_dir.clone(),
+        recording_node,
+        blobs.clone(),
+    );
     let settled = recorders.settle_unfinished().await?;
     if settled > 0 {
         tracing::warn!(recordings = settled, "recordings cut off by an unexpected stop were marked failed");
@@ -266,6 +285,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             metrics_on_main: serve.metrics_listen.is_none(),
             egress_allow: serve.egress_allow.clone().into(),
             recordings_dir,
+            blobs,
         }),
         metrics: webpilot_api::metrics::install(),
         redis,

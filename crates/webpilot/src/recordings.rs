@@ -2,7 +2,8 @@
 //! its live-view feed, which needs no viewer) and a timeline follower, both under
 //! `<data-dir>/recordings/<sessionId>/`, and a `recordings` row that says `ready` once both finished.
 //! At start, the rows this node left `recording` (it was killed) are settled as `failed`, with the
-//! bytes their video kept: it plays up to the cut.
+//! bytes their video kept: it plays up to the cut. With an object store (`--object-store`), a
+//! finished recording is uploaded before it is settled, and its folder removed: any node serves it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,13 +11,13 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use webpilot_blobs::{BlobError, Blobs};
+use webpilot_liveview::files::{self, VIDEO_FILE};
 use webpilot_liveview::timeline;
 use webpilot_liveview::{record, LiveView, RecorderConfig, RecordingStats};
 use webpilot_sessions::{RecordHook, RecordedSession};
 use webpilot_store::{now_ms, RecordingStatus, RecordingTotals, Store};
 
-/// The video's file name in a recording's folder.
-pub const VIDEO_FILE: &str = "video.webm";
 /// How long the timeline may take to write the session's last events after the video ended.
 const TIMELINE_GRACE: Duration = Duration::from_secs(2);
 
@@ -26,17 +27,25 @@ pub struct Recorders {
     store: Store,
     root: PathBuf,
     node_id: String,
+    blobs: Option<Blobs>,
     config: RecorderConfig,
     tracker: TaskTracker,
 }
 
 impl Recorders {
-    pub fn new(live_view: Arc<LiveView>, store: Store, root: PathBuf, node_id: String) -> Arc<Self> {
+    pub fn new(
+        live_view: Arc<LiveView>,
+        store: Store,
+        root: PathBuf,
+        node_id: String,
+        blobs: Option<Blobs>,
+    ) -> Arc<Self> {
         Arc::new(Recorders {
             live_view,
             store,
             root,
             node_id,
+            blobs,
             config: RecorderConfig::default(),
             tracker: TaskTracker::new(),
         })
@@ -51,18 +60,59 @@ impl Recorders {
         })
     }
 
-    /// Removes this node's recordings that ended before `ended_before` (ms): rows and files. Returns how
-    /// many went.
+    /// Removes the recordings that ended before `ended_before` (ms) and whose files this node can
+    /// remove (its own, and those in the object store): rows and files. Returns how many went.
     pub async fn purge(&self, ended_before: i64) -> Result<usize, webpilot_store::StoreError> {
         let gone = self.store.purge_recordings(&self.node_id, ended_before).await?;
-        for id in &gone {
-            if let Err(e) = tokio::fs::remove_dir_all(self.root.join(id)).await {
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    tracing::warn!(error = %e, "a purged recording's files could not be removed");
-                }
-            }
+        for (id, in_object_store) in &gone {
+            self.remove_files(id, *in_object_store).await;
         }
         Ok(gone.len())
+    }
+
+    /// Removes the files of the recording of `session` (its row is gone).
+    pub async fn remove_files(&self, session: &str, in_object_store: bool) {
+        if !in_object_store {
+            remove_folder(&self.root.join(session)).await;
+            return;
+        }
+        let Some(blobs) = &self.blobs else {
+            tracing::warn!(session, "a recording's files are in an object store this node is not configured with");
+            return;
+        };
+        if let Err(e) = blobs.delete_all(&files::blob_folder(session)).await {
+            tracing::warn!(session, error = %e, "a recording's files could not be removed from the object store");
+        }
+    }
+
+    /// Uploads the recording in `dir` to the object store, if there is one. `true` once both its video
+    /// and its timeline are there (then the folder is no longer needed).
+    async fn upload(&self, session: &str, dir: &Path) -> bool {
+        let Some(blobs) = &self.blobs else { return false };
+        match upload(blobs, session, dir).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(session, error = %e, "a recording could not be uploaded; this node serves it");
+                false
+            }
+        }
+    }
+
+    /// Settles the recording of `session` in `dir`: uploads it when there is an object store, stores
+    /// `status` and `totals`, and removes the uploaded folder.
+    async fn settle(
+        &self,
+        session: &str,
+        dir: &Path,
+        status: RecordingStatus,
+        totals: RecordingTotals,
+    ) -> Result<(), webpilot_store::StoreError> {
+        let uploaded = self.upload(session, dir).await;
+        self.store.finish_recording(session, status, now_ms(), totals, uploaded).await?;
+        if uploaded {
+            remove_folder(dir).await;
+        }
+        Ok(())
     }
 
     /// Purges recordings past `retention` now and every ten minutes until `stop`.
@@ -94,9 +144,10 @@ impl Recorders {
     pub async fn settle_unfinished(&self) -> Result<usize, webpilot_store::StoreError> {
         let left = self.store.unfinished_recordings(&self.node_id).await?;
         for r in &left {
-            let bytes = file_size(&self.root.join(&r.session_id).join(VIDEO_FILE)).await;
+            let dir = self.root.join(&r.session_id);
+            let bytes = file_size(&dir.join(VIDEO_FILE)).await;
             let totals = RecordingTotals { bytes, ..RecordingTotals::default() };
-            self.store.finish_recording(&r.session_id, RecordingStatus::Failed, now_ms(), totals).await?;
+            self.settle(&r.session_id, &dir, RecordingStatus::Failed, totals).await?;
         }
         Ok(left.len())
     }
@@ -169,11 +220,30 @@ impl Recorders {
             bytes: i64::try_from(stats.bytes).unwrap_or(i64::MAX),
             frames: i64::try_from(stats.frames).unwrap_or(i64::MAX),
         };
-        match self.store.finish_recording(&id, status, now_ms(), totals).await {
+        match self.settle(&id, &dir, status, totals).await {
             Ok(()) => {
                 tracing::info!(session = %id, status = status.as_str(), frames = stats.frames, bytes = stats.bytes, "recording finished")
             }
             Err(e) => tracing::error!(session = %id, error = %e, "a finished recording could not be stored"),
+        }
+    }
+}
+
+/// Uploads a recording's video (as written) and timeline (as it can be read, also after a crash).
+async fn upload(blobs: &Blobs, session: &str, dir: &Path) -> Result<(), BlobError> {
+    let video = dir.join(VIDEO_FILE);
+    if tokio::fs::try_exists(&video).await? {
+        blobs.put_file(&files::blob(session, VIDEO_FILE), &video).await?;
+    }
+    let entries = timeline::read(dir).await?;
+    let json = serde_json::to_vec(&entries).map_err(std::io::Error::other)?;
+    blobs.put(&files::blob(session, files::EVENTS_FILE), json.into()).await
+}
+
+async fn remove_folder(dir: &Path) {
+    if let Err(e) = tokio::fs::remove_dir_all(dir).await {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!(error = %e, "a recording's folder could not be removed");
         }
     }
 }

@@ -11,6 +11,7 @@ mod internal;
 mod mcp;
 mod openai;
 mod profiles;
+mod recording_files;
 mod recordings;
 mod sessions;
 mod stream;

@@ -1,27 +1,26 @@
 //! The caller's session recordings: `GET /recordings` (newest first, `?limit=&offset=`),
 //! `GET /recordings/{sessionId}`, `GET /recordings/{sessionId}/video.webm` (with `Range`),
 //! `GET /recordings/{sessionId}/events` (the timeline) and `DELETE /recordings/{sessionId}`. Another
-//! user's recording answers 404 like a missing one. Recording itself is the service's recorders'.
+//! user's recording answers 404 like a missing one. Recording itself is the service's recorders';
+//! where the files are read from (here, the object store, or the node that recorded them) is
+//! `recording_files`'.
 
+use super::recording_files::{self, Place};
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::RECORDINGS;
 use crate::state::AppState;
 use crate::stream_token::Scope;
-use axum::body::Body;
 use axum::extract::{FromRequestParts, Path, Query, Request, State};
 use axum::http::request::Parts;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use tower_http::services::ServeFile;
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_liveview::timeline::{self, Entry};
+use webpilot_liveview::files;
+use webpilot_liveview::timeline::Entry;
 use webpilot_store::{RecordingRecord, RecordingStatus};
-
-/// The video's file name in a recording's folder.
-const VIDEO_FILE: &str = "video.webm";
 const DEFAULT_LISTED: i64 = 50;
 const MAX_LISTED: i64 = 200;
 
@@ -192,6 +191,7 @@ pub async fn get(
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the recording is not running)", body = ErrorBody),
     ))]
 pub async fn video(
     State(state): State<AppState>,
@@ -200,17 +200,9 @@ pub async fn video(
     request: Request,
 ) -> Result<Response, ErrorResponse> {
     let (mut parts, body) = request.into_parts();
+    // The stored id, not the path's text, names the files.
     let r = readable(&state, &session_id, link.token.as_deref(), &mut parts).await?;
-    // The stored id, not the path's text, names the folder.
-    let path = state.config.recordings_dir.join(&r.session_id).join(VIDEO_FILE);
-    let served = ServeFile::new(path).try_call(Request::from_parts(parts, body)).await.map_err(|e| {
-        tracing::warn!(error = %e, "a recording's video could not be read");
-        ApiError::code(ErrorCode::InternalError)
-    })?;
-    if served.status() == axum::http::StatusCode::NOT_FOUND {
-        return Err(ApiError::new(ErrorCode::RecordingNotFound, "the recording has no video").into());
-    }
-    Ok(served.map(Body::new))
+    recording_files::video(&state, &r, Request::from_parts(parts, body)).await
 }
 
 /// The timeline (so far, while it is recording).
@@ -222,19 +214,22 @@ pub async fn video(
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the recording is not running)", body = ErrorBody),
     ))]
 pub async fn events(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     Query(link): Query<LinkQuery>,
-    mut parts: Parts,
-) -> Result<Json<Timeline>, ErrorResponse> {
+    request: Request,
+) -> Result<Response, ErrorResponse> {
+    let (mut parts, body) = request.into_parts();
     let r = readable(&state, &session_id, link.token.as_deref(), &mut parts).await?;
-    let events = timeline::read(&state.config.recordings_dir.join(&r.session_id)).await.map_err(|e| {
-        tracing::warn!(error = %e, "a recording's timeline could not be read");
-        ApiError::code(ErrorCode::InternalError)
-    })?;
-    Ok(Json(Timeline { success: true, status: r.status.as_str(), session_id: r.session_id, events }))
+    let events = match recording_files::events(&state, &r, Request::from_parts(parts, body)).await? {
+        recording_files::Timeline::Entries(events) => events,
+        recording_files::Timeline::Forwarded(answer) => return Ok(answer),
+    };
+    let timeline = Timeline { success: true, status: r.status.as_str(), session_id: r.session_id, events };
+    Ok(Json(timeline).into_response())
 }
 
 /// Deletes a recording and its files; one still being written is kept (409).
@@ -247,25 +242,42 @@ pub async fn events(
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
         (status = 409, description = "`INVALID_STATE` (still recording)", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the recording is not running)", body = ErrorBody),
     ))]
 pub async fn remove(
     State(state): State<AppState>,
-    AuthUser(user): AuthUser,
     Path(session_id): Path<String>,
-) -> Result<Json<Done>, ErrorResponse> {
+    request: Request,
+) -> Result<Response, ErrorResponse> {
+    let (mut parts, body) = request.into_parts();
+    let AuthUser(user) = AuthUser::from_request_parts(&mut parts, &state).await?;
     let r = owned(&state, &user, &session_id).await?;
     if r.status == RecordingStatus::Recording {
         let msg = "the session is still being recorded; delete its recording once it ended";
         return Err(ApiError::new(ErrorCode::InvalidState, msg).into());
     }
-    state.store.delete_recording(&user.id, &r.session_id).await?;
-    let dir = state.config.recordings_dir.join(&r.session_id);
-    if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!(error = %e, "a deleted recording's files could not be removed");
-        }
+    // The node that keeps the files deletes the recording; one that is gone cannot, so nothing is deleted.
+    let place = recording_files::place(&state, &r, &parts.headers).await?;
+    if let Place::Node(address) = place {
+        return Ok(crate::forward::forward(&state, &address, parts, body).await);
     }
-    Ok(Json(Done { success: true, message: "recording deleted" }))
+    state.store.delete_recording(&user.id, &r.session_id).await?;
+    match place {
+        Place::Here(dir) => {
+            if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    tracing::warn!(error = %e, "a deleted recording's files could not be removed");
+                }
+            }
+        }
+        Place::Blobs(blobs) => {
+            if let Err(e) = blobs.delete_all(&files::blob_folder(&r.session_id)).await {
+                tracing::warn!(error = %e, "a deleted recording's files could not be removed from the object store");
+            }
+        }
+        Place::Node(_) => {}
+    }
+    Ok(Json(Done { success: true, message: "recording deleted" }).into_response())
 }
 
 /// Longest and default life of a recording's share link.

@@ -38,6 +38,7 @@ mod persistence;
 mod pool;
 mod profiles;
 mod ratelimit;
+mod recording_storage;
 mod recordings;
 mod remote_browser;
 mod replay;

@@ -1,0 +1,145 @@
+//! Where a recording's files are read from: the object store once they were uploaded there, this
+//! node's data directory when it recorded them, or the node that did (the request is forwarded to it
+//! while it runs). The video is served with `Range` support from either place.
+
+use crate::error::ErrorResponse;
+use crate::forward::{self, FORWARDED_BY};
+use crate::state::AppState;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use futures::TryStreamExt;
+use std::path::PathBuf;
+use tower_http::services::ServeFile;
+use webpilot_blobs::Blobs;
+use webpilot_core::{ApiError, ErrorCode};
+use webpilot_liveview::files::{self, VIDEO_FILE};
+use webpilot_liveview::timeline::{self, Entry};
+use webpilot_store::RecordingRecord;
+
+/// Where a recording's files are.
+pub enum Place {
+    /// In this node's recordings folder.
+    Here(PathBuf),
+    /// In the object store.
+    Blobs(Blobs),
+    /// On another running node (its address).
+    Node(String),
+}
+
+/// Where the files of `r` are, for a request with `headers`.
+pub async fn place(state: &AppState, r: &RecordingRecord, headers: &HeaderMap) -> Result<Place, ApiError> {
+    if r.in_object_store {
+        return match &state.config.blobs {
+            Some(blobs) => Ok(Place::Blobs(blobs.clone())),
+            None => {
+                tracing::warn!(session = %r.session_id, "a recording is in an object store this node is not configured with");
+                Err(ApiError::new(ErrorCode::InstanceUnavailable, "this node cannot read the recording's storage"))
+            }
+        };
+    }
+    // A forwarded request is never forwarded again: the node that recorded it answers from its folder.
+    if r.node_id == state.cluster.node_id() || headers.contains_key(FORWARDED_BY) {
+        return Ok(Place::Here(state.config.recordings_dir.join(&r.session_id)));
+    }
+    match state.store.node_address(&r.node_id).await? {
+        Some(address) => Ok(Place::Node(address)),
+        None => Err(ApiError::new(
+            ErrorCode::InstanceUnavailable,
+            "the node that holds this recording is not running; try again once it is",
+        )),
+    }
+}
+
+/// The video of `r` as the request asks for it (whole, or the one range of `Range`).
+pub async fn video(state: &AppState, r: &RecordingRecord, request: Request) -> Result<Response, ErrorResponse> {
+    match place(state, r, request.headers()).await? {
+        Place::Node(address) => {
+            let (parts, body) = request.into_parts();
+            Ok(forward::forward(state, &address, parts, body).await)
+        }
+        Place::Here(dir) => {
+            let served = ServeFile::new(dir.join(VIDEO_FILE)).try_call(request).await.map_err(|e| {
+                tracing::warn!(error = %e, "a recording's video could not be read");
+                ApiError::code(ErrorCode::InternalError)
+            })?;
+            if served.status() == StatusCode::NOT_FOUND {
+                return Err(no_video().into());
+            }
+            Ok(served.map(Body::new))
+        }
+        Place::Blobs(blobs) => blob_video(&blobs, &r.session_id, request.headers()).await,
+    }
+}
+
+/// The timeline of `r`, or the forwarded answer of the node that holds it.
+pub async fn events(state: &AppState, r: &RecordingRecord, request: Request) -> Result<Timeline, ErrorResponse> {
+    match place(state, r, request.headers()).await? {
+        Place::Node(address) => {
+            let (parts, body) = request.into_parts();
+            Ok(Timeline::Forwarded(forward::forward(state, &address, parts, body).await))
+        }
+        Place::Here(dir) => Ok(Timeline::Entries(timeline::read(&dir).await.map_err(unreadable)?)),
+        Place::Blobs(blobs) => {
+            let stored = blobs.get(&files::blob(&r.session_id, files::EVENTS_FILE)).await.map_err(unreadable)?;
+            let entries = match stored {
+                Some(bytes) => serde_json::from_slice(&bytes).map_err(unreadable)?,
+                None => Vec::new(),
+            };
+            Ok(Timeline::Entries(entries))
+        }
+    }
+}
+
+/// A timeline read here, or another node's answer.
+pub enum Timeline {
+    Entries(Vec<Entry>),
+    Forwarded(Response),
+}
+
+fn unreadable(e: impl std::fmt::Display) -> ApiError {
+    tracing::warn!(error = %e, "a recording's timeline could not be read");
+    ApiError::code(ErrorCode::InternalError)
+}
+
+fn no_video() -> ApiError {
+    ApiError::new(ErrorCode::RecordingNotFound, "the recording has no video")
+}
+
+/// Serves a video from the object store: 200 with all of it, 206 with the one range asked for, 416
+/// for a range outside it. Several ranges at once get the whole video (a server may ignore `Range`).
+async fn blob_video(blobs: &Blobs, session: &str, headers: &HeaderMap) -> Result<Response, ErrorResponse> {
+    let name = files::blob(session, VIDEO_FILE);
+    let size = blobs.size(&name).await.map_err(unreadable)?.ok_or_else(no_video)?;
+    let asked = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
+    let (status, start, end) = match asked.map(http_range_header::parse_range_header) {
+        None => (StatusCode::OK, 0, size),
+        Some(parsed) => match parsed.and_then(|ranges| ranges.validate(size)) {
+            Ok(ranges) if ranges.len() == 1 => (StatusCode::PARTIAL_CONTENT, *ranges[0].start(), ranges[0].end() + 1),
+            Ok(_) => (StatusCode::OK, 0, size),
+            Err(_) => {
+                return Response::builder()
+                    .status(StatusCode::RANGE_NOT_SATISFIABLE)
+                    .header(header::CONTENT_RANGE, format!("bytes */{size}"))
+                    .body(Body::empty())
+                    .map_err(|_| ApiError::code(ErrorCode::InternalError).into());
+            }
+        },
+    };
+    let body = if start == end {
+        Body::empty()
+    } else {
+        let stream = blobs.stream(&name, start..end).await.map_err(unreadable)?;
+        Body::from_stream(stream.map_err(std::io::Error::other))
+    };
+    let mut response = Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, HeaderValue::from_static("video/webm"))
+        .header(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"))
+        .header(header::CONTENT_LENGTH, end - start);
+    if status == StatusCode::PARTIAL_CONTENT {
+        response = response.header(header::CONTENT_RANGE, format!("bytes {start}-{}/{size}", end - 1));
+    }
+    response.body(body).map_err(|_| ApiError::code(ErrorCode::InternalError).into())
+}
