@@ -180,10 +180,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             node_id: node_id.clone(),
             shared_limits: store_cfg.is_shared(),
             record_sessions: serve.record_sessions,
-            recording_quota_bytes: match serve.recording_quota.as_u64() {
-                0 => None,
-                bytes => Some(i64::try_from(bytes).unwrap_or(i64::MAX)),
-            },
+            recording_quota_bytes: recording_quota(serve),
             profiles,
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
@@ -286,6 +283,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             egress_allow: serve.egress_allow.clone().into(),
             recordings_dir,
             blobs,
+            recording_quota_bytes: recording_quota(serve),
         }),
         metrics: webpilot_api::metrics::install(),
         redis,
@@ -335,6 +333,14 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         webhooks,
         recorders,
     })
+}
+
+/// The bytes each user's recordings may take (`--recording-quota`; 0 is none).
+fn recording_quota(serve: &ServeConfig) -> Option<i64> {
+    match serve.recording_quota.as_u64() {
+        0 => None,
+        bytes => Some(i64::try_from(bytes).unwrap_or(i64::MAX)),
+    }
 }
 
 /// Serves `/metrics` alone on `at` until `stop`; returns the bound address.

@@ -55,6 +55,18 @@ pub struct RecordingAnswer {
 pub struct RecordingList {
     success: bool,
     recordings: Vec<RecordingView>,
+    storage: RecordingStorage,
+}
+
+/// What the caller's recordings take of their quota.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingStorage {
+    /// Bytes all the caller's recordings take.
+    used_bytes: i64,
+    /// Bytes they may take (`--recording-quota`); `null` when there is no quota. At or over it, new
+    /// sessions are not recorded (their start answer's `recordingSkipped`).
+    quota_bytes: Option<i64>,
 }
 
 /// A recording's timeline: what happened, with the time into the video.
@@ -158,7 +170,12 @@ pub async fn list(
         return Err(ApiError::new(ErrorCode::InvalidParameter, msg).into());
     }
     let rows = state.store.list_recordings(&user.id, limit, offset).await?;
-    Ok(Json(RecordingList { success: true, recordings: rows.into_iter().map(|r| view(&state, r)).collect() }))
+    let storage = RecordingStorage {
+        used_bytes: state.store.recording_bytes(&user.id).await?,
+        quota_bytes: state.config.recording_quota_bytes,
+    };
+    let recordings = rows.into_iter().map(|r| view(&state, r)).collect();
+    Ok(Json(RecordingList { success: true, recordings, storage }))
 }
 
 /// One recording.

@@ -4,7 +4,7 @@
 
 use crate::clients::run_python;
 use crate::cluster::Cluster;
-use crate::helpers::TestApp;
+use crate::helpers::{admin, wait_until, Server, TestApp};
 use crate::recordings::ready;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -64,6 +64,8 @@ async fn a_user_over_the_recording_quota_gets_sessions_that_say_they_are_not_rec
     let first = recorded(&app, &key).await;
     let (_, rec) = json_of(get(&app, &format!("/recordings/{first}"), Some(&key), None).await).await;
     assert!(rec["bytes"].as_i64().unwrap_or(0) > 1_000, "{rec}");
+    let (_, list) = json_of(get(&app, "/recordings", Some(&key), None).await).await;
+    assert_eq!(list["storage"], json!({ "usedBytes": rec["bytes"], "quotaBytes": 1_000 }), "{list}");
 
     // Now at the quota: the session starts, unrecorded, and its answer says why.
     let over = app.post("/start/start-session", &key, json!({ "startingUrl": page, "recording": true })).await;
@@ -225,23 +227,29 @@ impl S3 {
         let url = format!("{}/{bucket}?list-type=2&prefix={prefix}", self.endpoint);
         reqwest::get(url).await.expect("list").text().await.expect("listing")
     }
-}
 
-#[tokio::test]
-async fn recordings_kept_in_s3_are_served_from_it_after_a_restart_and_deleted_from_it() {
-    let s3 = S3::start("webpilot-recordings").await;
-    let endpoint = s3.endpoint.clone();
-    let mut app = TestApp::spawn_with(|mut s| {
-        s.args.extend(["--object-store".into(), "s3://webpilot-recordings/test".into()]);
+    /// The service's flags for keeping recordings under `prefix` of `bucket`.
+    fn flags(&self, bucket: &str, prefix: &str) -> Vec<String> {
+        let mut flags = vec!["--object-store".to_owned(), format!("s3://{bucket}/{prefix}")];
         for option in [
-            format!("aws_endpoint={endpoint}"),
+            format!("aws_endpoint={}", self.endpoint),
             "aws_allow_http=true".into(),
             "aws_region=us-east-1".into(),
             "aws_access_key_id=webpilot-test".into(),
             "aws_secret_access_key=webpilot-test-secret".into(),
         ] {
-            s.args.extend(["--object-store-option".into(), option]);
+            flags.extend(["--object-store-option".to_owned(), option]);
         }
+        flags
+    }
+}
+
+#[tokio::test]
+async fn recordings_kept_in_s3_are_served_from_it_after_a_restart_and_deleted_from_it() {
+    let s3 = S3::start("webpilot-recordings").await;
+    let flags = s3.flags("webpilot-recordings", "test");
+    let mut app = TestApp::spawn_with(|mut s| {
+        s.args.extend(flags);
         s
     })
     .await;
@@ -270,4 +278,52 @@ async fn recordings_kept_in_s3_are_served_from_it_after_a_restart_and_deleted_fr
     let listed = s3.keys("webpilot-recordings", &format!("test/recordings/{sid}/")).await;
     assert!(!listed.contains("video.webm"), "{listed}");
     app.stop().await;
+}
+
+#[tokio::test]
+async fn a_recording_cut_off_by_a_crash_is_uploaded_as_failed_when_its_node_starts_again() {
+    let s3 = S3::start("webpilot-crashed").await;
+    let data = tempfile::tempdir().expect("tempdir");
+    let user = admin(data.path(), &["users", "create", "--name", "recorded", "--balance", "2.5"]);
+    let key = admin(data.path(), &["keys", "create", "--user", &user, "--name", "ci"]);
+    let mut flags = s3.flags("webpilot-crashed", "p");
+    flags.push("--record-sessions".into());
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server = Server::start_with(data.path(), &flags).await;
+    let client = reqwest::Client::new();
+    let started: Value = client
+        .post(format!("{}/start/start-session", server.base))
+        .bearer_auth(&key)
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("start-session")
+        .json()
+        .await
+        .expect("its body");
+    assert_eq!(started["recording"], true, "{started}");
+    let sid = started["sessionId"].as_str().expect("sessionId").to_owned();
+    let folder = data.path().join("recordings").join(&sid);
+    // A keyframe is on disk (the header alone is some hundred bytes).
+    let written = || std::fs::metadata(folder.join("video.webm")).map(|m| m.len()).unwrap_or(0) > 2_000;
+    wait_until(Duration::from_secs(20), "a frame written", written).await;
+    server.crash();
+    let cut = std::fs::read(folder.join("video.webm")).expect("the video survives the crash");
+
+    // At its next start the node settles it as failed, uploads what was written, and keeps no copy.
+    let server = Server::start_with(data.path(), &flags).await;
+    let (status, rec) =
+        json_of(client.get(format!("{}/recordings/{sid}", server.base)).bearer_auth(&key).send().await.expect("get"))
+            .await;
+    assert_eq!((status, rec["status"].as_str()), (200, Some("failed")), "{rec}");
+    assert_eq!(rec["bytes"].as_u64(), Some(cut.len() as u64), "{rec}");
+    let listed = s3.keys("webpilot-crashed", &format!("p/recordings/{sid}/")).await;
+    assert!(listed.contains("video.webm") && listed.contains("events.json"), "{listed}");
+    assert!(!folder.exists(), "uploaded, so not kept on the node");
+    let video = client.get(format!("{}/recordings/{sid}/video.webm", server.base)).bearer_auth(&key).send().await;
+    let served = video.expect("video").bytes().await.expect("bytes");
+    assert_eq!(served.as_ref(), cut.as_slice(), "the video up to the cut");
+    let frames = decoded(&served, data.path()).await;
+    assert!(!frames.is_empty() && frames.iter().all(|f| f["width"] == 1024 && f["height"] == 600));
+    server.crash();
 }
