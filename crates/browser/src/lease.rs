@@ -82,6 +82,10 @@ impl BrowserLease {
     pub fn is_alive(&self) -> bool {
         self.guard.process.is_alive()
     }
+    /// Resolves once the hosting Chromium process dies or its connection drops (at once if it has).
+    pub async fn died(&self) {
+        self.guard.process.died().await
+    }
     /// The hosting process id.
     pub fn pid(&self) -> Option<u32> {
         self.guard.process.pid

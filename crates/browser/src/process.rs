@@ -13,6 +13,7 @@ use futures::StreamExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
 
 /// What this service owns of a Chromium it launched: the child (killed when dropped) and the task
@@ -50,7 +51,9 @@ pub(crate) fn page_viewport() -> Viewport {
 
 pub(crate) struct BrowserProcess {
     pub browser: Browser,
-    alive: Arc<AtomicBool>,
+    /// Cancelled when the connection's handler loop ends (the browser died or its connection dropped),
+    /// also if that task panics or is aborted.
+    died: CancellationToken,
     /// False while the browser does not answer a ping (`responsiveness`): stopped, hung or overloaded.
     pub(crate) responsive: AtomicBool,
     pinger: JoinHandle<()>,
@@ -163,21 +166,21 @@ impl BrowserProcess {
         remote_peers: Option<Arc<[std::net::IpAddr]>>,
         profile: Option<tempfile::TempDir>,
     ) -> Arc<BrowserProcess> {
-        let alive = Arc::new(AtomicBool::new(true));
-        let flag = alive.clone();
+        let died = CancellationToken::new();
+        let ended = died.clone().drop_guard();
         let handler = tokio::spawn(async move {
+            let _ended = ended;
             while let Some(event) = handler.next().await {
                 if let Err(e) = event {
                     tracing::warn!(error = %e, "chromium connection failed; marking the browser dead");
                     break;
                 }
             }
-            flag.store(false, Ordering::SeqCst);
             tracing::debug!("chromium handler loop ended");
         });
         Arc::new_cyclic(|me| BrowserProcess {
             browser,
-            alive,
+            died,
             responsive: AtomicBool::new(true),
             pinger: tokio::spawn(crate::ping::watch(me.clone())),
             contexts: AtomicUsize::new(0),
@@ -215,7 +218,12 @@ impl BrowserProcess {
     }
 
     pub fn is_alive(&self) -> bool {
-        self.alive.load(Ordering::SeqCst) && !self.handler.is_finished()
+        !self.died.is_cancelled() && !self.handler.is_finished()
+    }
+
+    /// Resolves once the browser died or its connection dropped.
+    pub async fn died(&self) {
+        self.died.cancelled().await
     }
 }
 

@@ -93,16 +93,6 @@ enum Wake {
     Download(DownloadOutcome),
 }
 
-/// Resolves when the browser hosting the session dies.
-async fn lease_lost(lease: &BrowserLease) {
-    loop {
-        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        if !lease.is_alive() {
-            return;
-        }
-    }
-}
-
 /// Awaits the running task, or never when there is none.
 async fn task_end(task: &mut Option<RunningTask>) -> Result<String, AgentError> {
     match task {
@@ -127,7 +117,7 @@ impl SessionActor {
                 _ = tokio::time::sleep_until(idle_deadline) => Wake::End(EndReason::Expired),
                 result = task_end(&mut self.task) => Wake::TaskEnd(result),
                 cmd = self.rx.recv() => Wake::Command(cmd),
-                _ = lease_lost(&self.lease) => Wake::InstanceLost,
+                _ = self.lease.died() => Wake::InstanceLost,
                 _ = tokio::time::sleep_until(self.next_snapshot) => Wake::Snapshot,
                 download = self.lease.next_download() => Wake::Download(download),
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),
