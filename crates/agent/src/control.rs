@@ -3,7 +3,7 @@
 
 use crate::{AgentError, EventSink};
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::{oneshot, watch};
 use tokio_util::sync::CancellationToken;
 use webpilot_core::events::{Guardrail, TaskEvent};
@@ -17,7 +17,8 @@ struct Inner {
     /// true while the task must wait (paused, or a human has taken over the browser).
     hold: watch::Sender<Hold>,
     cancel: CancellationToken,
-    guardrail: Mutex<Option<Pending>>,
+    /// The question waiting for a human, published so a waiter hears it at once.
+    guardrail: watch::Sender<Option<Pending>>,
     sink: EventSink,
 }
 
@@ -38,7 +39,7 @@ impl TaskControl {
             inner: Arc::new(Inner {
                 hold: watch::Sender::new(Hold::default()),
                 cancel: CancellationToken::new(),
-                guardrail: Mutex::new(None),
+                guardrail: watch::Sender::new(None),
                 sink,
             }),
         }
@@ -75,12 +76,19 @@ impl TaskControl {
 
     /// The question waiting for a human, if any.
     pub fn pending_guardrail(&self) -> Option<Guardrail> {
-        self.inner.guardrail.lock().ok()?.as_ref().map(|p| p.guardrail.clone())
+        self.inner.guardrail.borrow().as_ref().map(|p| p.guardrail.clone())
+    }
+
+    /// Resolves once a question waits for a human (at once if one does).
+    pub async fn guardrail_asked(&self) {
+        let mut rx = self.inner.guardrail.subscribe();
+        // The sender lives as long as `self`, so this only ends when a question is asked.
+        let _ = rx.wait_for(Option::is_some).await;
     }
 
     /// Hands a human's answer to the waiting agent; false when nothing was waiting.
     pub fn answer(&self, text: String) -> bool {
-        let pending = self.inner.guardrail.lock().ok().and_then(|mut g| g.take());
+        let pending = self.take_pending();
         match pending {
             Some(p) => p.answer.send(text).is_ok(),
             None => false,
@@ -129,19 +137,25 @@ impl TaskControl {
     pub async fn ask_human(&self, question: &str) -> Result<String, AgentError> {
         let (tx, rx) = oneshot::channel();
         let guardrail = Guardrail::human_input_needed(self.inner.sink.mask(question));
-        if let Ok(mut slot) = self.inner.guardrail.lock() {
-            *slot = Some(Pending { guardrail: guardrail.clone(), answer: tx });
-        }
+        self.inner.guardrail.send_replace(Some(Pending { guardrail: guardrail.clone(), answer: tx }));
         self.inner.sink.emit(TaskEvent::GuardrailTrigger(guardrail));
         let answer = tokio::select! {
             _ = self.inner.cancel.cancelled() => Err(AgentError::stopped()),
             a = rx => a.map_err(|_| AgentError::stopped()),
         };
-        if let Ok(mut slot) = self.inner.guardrail.lock() {
-            slot.take();
-        }
+        self.take_pending();
         // A human who answers with a secret's value hands the model its name instead.
         answer.map(|a| self.inner.sink.mask(&a))
+    }
+
+    /// Takes the waiting question (and its answer channel), if any, without waking anyone for nothing.
+    fn take_pending(&self) -> Option<Pending> {
+        let mut taken = None;
+        self.inner.guardrail.send_if_modified(|p| {
+            taken = p.take();
+            taken.is_some()
+        });
+        taken
     }
 }
 
@@ -174,9 +188,7 @@ mod tests {
         let c = control();
         let asker = c.clone();
         let task = tokio::spawn(async move { asker.ask_human("which plan?").await });
-        while c.pending_guardrail().is_none() {
-            tokio::task::yield_now().await;
-        }
+        c.guardrail_asked().await;
         assert_eq!(c.pending_guardrail().unwrap().value, "which plan?");
         assert!(c.answer("pro".into()));
         assert_eq!(task.await.unwrap().unwrap(), "pro");

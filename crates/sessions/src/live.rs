@@ -64,21 +64,14 @@ impl LiveTask {
 
     /// Waits until the outcome is stored or a guardrail asks for a human; false on timeout.
     pub async fn wait_settled(&self, timeout: std::time::Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            if self.control.pending_guardrail().is_some() {
-                return true;
+        let mut done = self.done.subscribe();
+        let settled = async {
+            tokio::select! {
+                _ = self.control.guardrail_asked() => {}
+                _ = done.wait_for(|d| *d) => {}
             }
-            let step = deadline
-                .saturating_duration_since(tokio::time::Instant::now())
-                .min(std::time::Duration::from_millis(100));
-            if step.is_zero() {
-                return false;
-            }
-            if self.wait_done(step).await {
-                return true;
-            }
-        }
+        };
+        tokio::time::timeout(timeout, settled).await.is_ok()
     }
 
     /// Waits until the outcome is stored; false on timeout.
