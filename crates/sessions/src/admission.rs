@@ -208,7 +208,8 @@ impl Drop for Place {
 /// this node stops or restarts (both drop its claims).
 fn release_eventually(store: Store, claim: String) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops");
+        tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops");
+        return;
     };
     rt.spawn(async move {
         for attempt in 0..600 {
