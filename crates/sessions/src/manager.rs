@@ -257,7 +257,7 @@ impl SessionManager {
         // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
         let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
         let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
-        let session_id = SessionId::new();
+        let session_id = SessionId::generate();
         let (lease, profile) =
             match crate::profiles::lease_with_profile(&self.shared, &user.id, &params, &session_id).await {
                 Ok(opened) => opened,
