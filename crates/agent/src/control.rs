@@ -168,7 +168,7 @@ mod tests {
 
     fn control() -> TaskControl {
         let (bus, _) = broadcast::channel(8);
-        TaskControl::new(EventSink::new(TaskId::new(), bus, Default::default()))
+        TaskControl::new(EventSink::new(TaskId::generate(), bus, Default::default()))
     }
 
     #[tokio::test]

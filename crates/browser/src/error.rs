@@ -51,6 +51,8 @@ impl BrowserError {
                 ErrorCode::InstanceUnavailable
             }
             BrowserError::Cdp(_) | BrowserError::Timeout(_) => ErrorCode::InternalError,
+            // One code for every navigation that did not load, as the spec's code table defines it
+            // ("page navigation timed out (slow site, network, blocking)"); the message says which.
             BrowserError::NavigationTimeout(_)
             | BrowserError::NavigationFailed { .. }
             | BrowserError::Blocked { .. } => ErrorCode::NavigationTimeout,

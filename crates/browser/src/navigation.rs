@@ -15,8 +15,9 @@ use webpilot_core::egress::navigable_url;
 use webpilot_egress::EgressFailure;
 
 impl SessionPage {
-    /// NAVIGATION_TIMEOUT (the code for blocked navigation) when `url` is not a web page or the session
-    /// avoids its domain. Addresses are decided by the egress proxy when the browser connects.
+    /// Refuses `url` when it is not a web page or the session avoids its domain; the error's code is
+    /// NAVIGATION_TIMEOUT, which the spec gives to blocked navigation as well as to slow sites and network
+    /// failures (see `BrowserError::code`). Addresses are decided by the egress proxy when the browser connects.
     pub(crate) fn check_allowed(&self, url: &str) -> Result<(), BrowserError> {
         if let Err(reason) = navigable_url(url) {
             return Err(BrowserError::Blocked { url: url.to_owned(), reason });

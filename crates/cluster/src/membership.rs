@@ -144,7 +144,10 @@ impl Membership {
         }
         let silent = match self.store.silent_nodes(self.timeout_ms()).await {
             Ok(silent) => silent,
-            Err(e) => return tracing::warn!(error = %e, "looking for silent nodes failed"),
+            Err(e) => {
+                tracing::warn!(error = %e, "looking for silent nodes failed");
+                return;
+            }
         };
         for node in silent.iter().filter(|n| **n != self.node.id) {
             match self.store.reap_node(node, self.timeout_ms()).await {

@@ -6,8 +6,8 @@ use std::fmt;
 
 macro_rules! codes {
     ($($variant:ident => ($status:expr, $msg:expr)),* $(,)?) => {
-        /// Every coded error of the interface (see the spec's Errors part) plus the few the service adds,
-        /// documented in docs/errors.md.
+        /// Every coded error of the interface (see the spec's Errors part) plus the few the service adds;
+        /// docs/api.md (Errors) gives the statuses the spec leaves open and documents the added codes.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorCode { $($variant),* }
 
@@ -35,6 +35,7 @@ codes! {
     InvalidApiKey => (401, "invalid or revoked API key"),
     ApiKeyExpired => (401, "API key expired"),
     InsufficientBalance => (402, "insufficient balance"),
+    // Listed by the spec but never raised: webpilot charges a stored balance and takes no payments.
     PaymentFailed => (402, "payment did not go through"),
     AccountDeactivated => (403, "account is deactivated"),
     SessionNotFound => (404, "session not found"),
@@ -55,6 +56,7 @@ codes! {
     RateLimitExceeded => (429, "rate limit exceeded, try again later"),
     SessionLimitReached => (429, "too many sessions"),
     InternalError => (500, "internal server error"),
+    // Never raised at present: every endpoint is implemented. Kept as the code for a future stub.
     NotImplemented => (501, "not implemented yet"),
     NoInstancesAvailable => (503, "no available instances"),
     InstanceUnavailable => (503, "instance not available"),

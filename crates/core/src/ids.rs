@@ -10,8 +10,9 @@ macro_rules! id_type {
         pub struct $name(String);
 
         impl $name {
-            /// A fresh random id: the prefix and a UUIDv4 without dashes.
-            pub fn new() -> Self {
+            /// A fresh random id: the prefix and a UUIDv4 without dashes. Named so, and with no `Default`,
+            /// so that no `..Default::default()` mints an id unseen.
+            pub fn generate() -> Self {
                 Self(format!("{}{}", $prefix, uuid::Uuid::new_v4().simple()))
             }
             /// Wraps an id read from a request path or the store; ids are opaque strings.
@@ -20,12 +21,6 @@ macro_rules! id_type {
             }
             pub fn as_str(&self) -> &str {
                 &self.0
-            }
-        }
-
-        impl Default for $name {
-            fn default() -> Self {
-                Self::new()
             }
         }
 
@@ -48,8 +43,8 @@ mod tests {
 
     #[test]
     fn ids_are_prefixed_and_unique() {
-        let a = SessionId::new();
-        let b = SessionId::new();
+        let a = SessionId::generate();
+        let b = SessionId::generate();
         assert!(a.as_str().starts_with("ses_"));
         assert_ne!(a, b);
         assert_eq!(a.as_str().len(), 4 + 32);

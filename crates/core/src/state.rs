@@ -1,5 +1,6 @@
-//! The session state machine of the spec's States part, as a pure function: `transition(state, input)`
-//! gives the next state or the error the caller gets. The session actor owns the state and applies it.
+//! The session state machine of the spec's States part, as a pure function:
+//! `transition(state, task_running, input)` gives the next state or the error the caller gets. The session
+//! actor (`webpilot_sessions`' `SessionActor`) owns the state and applies it.
 
 use crate::error::{ApiError, ErrorCode};
 use serde::Serialize;
@@ -8,9 +9,10 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SessionState {
-    /// The browser is being prepared.
+    /// The browser is being prepared. Kept for the spec's state table: webpilot never enters it, since a
+    /// session is created only once its browser is ready, and starts `Active`.
     Pending,
-    /// Ready, or running a task (see `Session::task_running`).
+    /// Ready, or running a task (the actor's `task_running` says which).
     Active,
     /// The running task waits for `resume` after finishing its current action.
     Paused,
@@ -38,7 +40,7 @@ impl SessionState {
 /// What can happen to a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Input {
-    /// The browser is ready.
+    /// The browser is ready (leaves `Pending`). Kept with `Pending` for the spec's table; nothing sends it.
     Initialized,
     NewTask,
     Pause,

@@ -152,7 +152,10 @@ async fn tunnel(req: Request<Incoming>, connector: &Connector, cancel: Cancellat
     tokio::spawn(async move {
         let upgraded = match hyper::upgrade::on(req).await {
             Ok(u) => u,
-            Err(e) => return tracing::debug!(error = %e, "egress tunnel upgrade failed"),
+            Err(e) => {
+                tracing::debug!(error = %e, "egress tunnel upgrade failed");
+                return;
+            }
         };
         let mut client = TokioIo::new(upgraded);
         tokio::select! {

@@ -207,7 +207,7 @@ impl SessionActor {
 
     async fn start_task(&mut self, mut start: TaskStart) -> Result<Arc<LiveTask>, ApiError> {
         self.reap_stopped_task().await;
-        let task_id = TaskId::new();
+        let task_id = TaskId::generate();
         let admitted = async {
             let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
             let store = &self.shared.store;

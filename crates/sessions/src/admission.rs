@@ -208,7 +208,8 @@ impl Drop for Place {
 /// this node stops or restarts (both drop its claims).
 fn release_eventually(store: Store, claim: String) {
     let Ok(rt) = tokio::runtime::Handle::try_current() else {
-        return tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops");
+        tracing::warn!("a claim was dropped outside the runtime; the node drops it when it stops");
+        return;
     };
     rt.spawn(async move {
         for attempt in 0..600 {
@@ -232,7 +233,7 @@ mod tests {
     #[tokio::test]
     async fn the_session_cap_is_per_user_and_comes_back_on_drop() {
         let a = Admission::local(2, 0);
-        let (alice, bob) = (UserId::new(), UserId::new());
+        let (alice, bob) = (UserId::generate(), UserId::generate());
         let s1 = a.open_session(&alice, 100, 0).await.expect("first");
         let _s2 = a.open_session(&alice, 100, 0).await.expect("second");
         let err = a.open_session(&alice, 100, 0).await.err().expect("third refused");
@@ -245,20 +246,20 @@ mod tests {
     #[tokio::test]
     async fn holds_stop_parallel_work_from_overdrawing_a_small_balance() {
         let a = Admission::local(10, 10_000);
-        let u = UserId::new();
+        let u = UserId::generate();
         let mut first = a.hold(&u, 4_000).await.expect("the balance covers new work");
         let err = a.hold(&u, 4_000).await.err().expect("nothing left after the first hold");
         assert_eq!(err.code, ErrorCode::InsufficientBalance);
         assert_eq!(a.open_session(&u, 4_000, 0).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
         first.release().await;
         assert!(a.hold(&u, 4_000).await.is_ok());
-        assert!(a.hold(&UserId::new(), 0).await.is_err(), "an empty balance starts nothing");
+        assert!(a.hold(&UserId::generate(), 0).await.is_err(), "an empty balance starts nothing");
     }
 
     #[tokio::test]
     async fn a_session_holds_its_whole_time_on_the_balance() {
         let a = Admission::local(10, 10_000);
-        let u = UserId::new();
+        let u = UserId::generate();
         let err = a.open_session(&u, 7_000, 15_000).await.err().expect("7,000 cannot cover a 15,000 session");
         assert_eq!(err.code, ErrorCode::InsufficientBalance);
         let mut first = a.open_session(&u, 7_000, 5_000).await.expect("covered");

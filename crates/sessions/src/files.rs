@@ -54,10 +54,14 @@ impl SessionActor {
         let store = &self.shared.store;
         let files = match store.list_files(&self.id).await {
             Ok(files) => files,
-            Err(e) => return tracing::warn!(session = %self.id, error = %e, "listing a session's files failed"),
+            Err(e) => {
+                tracing::warn!(session = %self.id, error = %e, "listing a session's files failed");
+                return;
+            }
         };
         if let Err(e) = tokio::fs::create_dir_all(&dir).await {
-            return tracing::warn!(session = %self.id, error = %e, "making the session's files directory failed");
+            tracing::warn!(session = %self.id, error = %e, "making the session's files directory failed");
+            return;
         }
         for f in files.into_iter().filter(|f| check_name(&f.name).is_ok()) {
             let path = dir.join(&f.name);

@@ -131,19 +131,13 @@ impl Shared {
     }
 
     pub fn register_task(&self, live: Arc<LiveTask>) {
-        if let Ok(mut m) = self.tasks.lock() {
-            m.insert(live.id.clone(), live);
-        }
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(live.id.clone(), live);
     }
     pub fn unregister_task(&self, id: &TaskId) {
-        if let Ok(mut m) = self.tasks.lock() {
-            m.remove(id);
-        }
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
     }
     pub fn unregister_session(&self, id: &SessionId) {
-        if let Ok(mut m) = self.sessions.lock() {
-            m.remove(id);
-        }
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
     }
     fn live_task(&self, id: &str) -> Option<Arc<LiveTask>> {
         self.tasks.lock().ok()?.get(&TaskId::from_string(id)).cloned()
@@ -263,7 +257,7 @@ impl SessionManager {
         // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
         let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
         let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
-        let session_id = SessionId::new();
+        let session_id = SessionId::generate();
         let (lease, profile) =
             match crate::profiles::lease_with_profile(&self.shared, &user.id, &params, &session_id).await {
                 Ok(opened) => opened,
@@ -334,9 +328,8 @@ impl SessionManager {
         let shown_secrets = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
         add_shown_secrets(&shown_secrets, &params.limits.secrets);
         let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets };
-        if let Ok(mut m) = self.shared.sessions.lock() {
-            m.insert(session_id.clone(), handle.clone());
-        }
+        // A poisoned lock is recovered: the actor spawns below, so the session must be findable.
+        self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(session_id.clone(), handle.clone());
         for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
             hook(&session_id, handle.bus.subscribe());
         }
@@ -588,12 +581,12 @@ impl SessionManager {
         self.shared.session(session_id).map(|h| h.shown_secrets.subscribe())
     }
 
-    /// Ends every session (their tasks are recorded as stopped) and waits for the actors to finish.
     /// Tells every session to end now (running tasks are recorded as interrupted); `shutdown` waits.
     pub fn begin_shutdown(&self) {
         self.shared.shutdown.cancel();
     }
 
+    /// Ends every session (running tasks are recorded as interrupted) and waits for the actors to finish.
     pub async fn shutdown(&self) {
         self.shared.shutdown.cancel();
         self.shared.tracker.close();

@@ -117,7 +117,6 @@ pub(crate) fn joined(r: Result<Result<String, AgentError>, tokio::task::JoinErro
     })
 }
 
-/// Stores the outcome and its charge, publishes the final event, and marks the task done.
 /// An outcome the store did not take yet (it failed even after its own retries).
 pub(crate) struct PendingOutcome {
     outcome: TaskOutcome,
@@ -142,11 +141,13 @@ impl PendingOutcome {
             match store.finish_task(id, &self.outcome, self.usage, self.cost, webhook.as_ref()).await {
                 Ok(_) => {
                     self.hold.release().await;
-                    return tracing::info!(task = %id, "a task outcome was stored on a later attempt");
+                    tracing::info!(task = %id, "a task outcome was stored on a later attempt");
+                    return;
                 }
                 Err(StoreError::NotFound(_)) => {
                     self.hold.release().await;
-                    return tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored");
+                    tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored");
+                    return;
                 }
                 Err(e) => tracing::warn!(task = %id, error = %e, "storing a task outcome failed again"),
             }

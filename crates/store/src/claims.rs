@@ -148,7 +148,7 @@ mod tests {
         let second = s.claim(&u.id, "b", ClaimKind::Task, LIMITS).await.unwrap();
         assert_eq!(second, Err(ClaimRefusal::Balance), "8,000 less one 10,000 hold leaves nothing");
         s.release_claim(&task).await.unwrap();
-        let missing = s.claim(&UserId::new(), "a", ClaimKind::Task, LIMITS).await.unwrap();
+        let missing = s.claim(&UserId::generate(), "a", ClaimKind::Task, LIMITS).await.unwrap();
         assert_eq!(missing, Err(ClaimRefusal::NoUser));
     }
 

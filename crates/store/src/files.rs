@@ -157,7 +157,7 @@ mod tests {
     async fn files_keep_their_bytes_get_unique_names_and_are_purged() {
         let (s, _d) = store().await;
         let u = s.create_user("f", 0).await.unwrap();
-        let sid = SessionId::new();
+        let sid = SessionId::generate();
         let content: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
         let file = NewFile {
             name: "a.bin",

@@ -75,7 +75,7 @@ impl Store {
         }
         let plaintext = generate_api_key();
         let rec = ApiKeyRecord {
-            id: KeyId::new(),
+            id: KeyId::generate(),
             user_id: user.clone(),
             prefix: plaintext.chars().take(10).collect(),
             name: name.to_owned(),

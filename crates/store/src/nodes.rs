@@ -230,11 +230,11 @@ mod tests {
         s.register_node(&node("a")).await.unwrap();
         s.register_node(&node("b")).await.unwrap();
         let u = s.create_user("u", 1_000_000).await.unwrap();
-        let on_a = SessionId::new();
+        let on_a = SessionId::generate();
         s.insert_session(&on_a, &u.id, "active", "{}", "a").await.unwrap();
-        let on_b = SessionId::new();
+        let on_b = SessionId::generate();
         s.insert_session(&on_b, &u.id, "active", "{}", "b").await.unwrap();
-        let task = TaskId::new();
+        let task = TaskId::generate();
         s.insert_task(&task, &on_a, &u.id, "t").await.unwrap();
 
         // b looks for a's session: it is on a, alive.

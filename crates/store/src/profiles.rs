@@ -260,7 +260,7 @@ mod tests {
     async fn one_live_session_writes_a_profile_until_it_ends() {
         let (s, _d) = store().await;
         let u = s.create_user("u", 0).await.unwrap();
-        let (first, second) = (SessionId::new(), SessionId::new());
+        let (first, second) = (SessionId::generate(), SessionId::generate());
         s.insert_session(&first, &u.id, "active", "{}", "n").await.unwrap();
         s.insert_session(&second, &u.id, "active", "{}", "n").await.unwrap();
         assert!(s.lock_profile(&u.id, "shop", &first).await.unwrap());

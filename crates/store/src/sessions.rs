@@ -133,7 +133,7 @@ mod tests {
     async fn a_session_end_is_charged_once_with_its_ledger_line() {
         let (s, _d) = store().await;
         let u = s.create_user("s", 10_000).await.unwrap();
-        let id = SessionId::new();
+        let id = SessionId::generate();
         s.insert_session(&id, &u.id, "active", "{}", "a").await.unwrap();
         assert_eq!(s.session_cost(&id).await.unwrap(), Some(0));
         assert!(s.end_session(&id, "terminated", 1_234).await.unwrap(), "the first end charges");

@@ -305,15 +305,15 @@ mod tests {
     async fn a_finished_task_is_charged_once_and_recovery_fails_running_ones() {
         let (s, _d) = store().await;
         let u = s.create_user("c", 1_000_000).await.unwrap();
-        let sid = SessionId::new();
+        let sid = SessionId::generate();
         s.insert_session(&sid, &u.id, "active", "{}", "node_a").await.unwrap();
         // Another node's session and task: a restart of node_a leaves them alone.
-        let elsewhere = SessionId::new();
+        let elsewhere = SessionId::generate();
         s.insert_session(&elsewhere, &u.id, "active", "{}", "node_b").await.unwrap();
-        let t3 = TaskId::new();
+        let t3 = TaskId::generate();
         s.insert_task(&t3, &elsewhere, &u.id, "c").await.unwrap();
-        let t1 = TaskId::new();
-        let t2 = TaskId::new();
+        let t1 = TaskId::generate();
+        let t2 = TaskId::generate();
         s.insert_task(&t1, &sid, &u.id, "a").await.unwrap();
         s.insert_task(&t2, &sid, &u.id, "b").await.unwrap();
         let usage = Usage { input_tokens: 10, output_tokens: 5, compute_ms: 1500 };

@@ -42,7 +42,7 @@ impl From<UserRow> for User {
 impl Store {
     pub async fn create_user(&self, name: &str, balance_micros: i64) -> Result<User> {
         let user = User {
-            id: UserId::new(),
+            id: UserId::generate(),
             name: name.to_owned(),
             balance_micros,
             deactivated_at: None,

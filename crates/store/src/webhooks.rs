@@ -430,9 +430,9 @@ mod tests {
         let (s, _d) = store().await;
         let u = s.create_user("w", 1_000).await.unwrap();
         s.create_webhook(&u.id, "https://a.example/", &[], None, "whsec_a", 10).await.unwrap().expect("registered");
-        let session = webpilot_core::SessionId::new();
+        let session = webpilot_core::SessionId::generate();
         s.insert_session(&session, &u.id, "active", "{}", "node_a").await.unwrap();
-        s.insert_task(&webpilot_core::TaskId::new(), &session, &u.id, "t").await.unwrap();
+        s.insert_task(&webpilot_core::TaskId::generate(), &session, &u.id, "t").await.unwrap();
         s.recover_interrupted("node_a").await.unwrap();
         let mut types: Vec<String> =
             s.claim_webhook_messages(60_000, 10).await.unwrap().into_iter().map(|m| m.event_type).collect();

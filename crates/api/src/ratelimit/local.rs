@@ -58,7 +58,7 @@ mod tests {
     #[test]
     fn the_window_slides() {
         let rl = LocalWindow::new(3, Duration::from_secs(60));
-        let u = UserId::new();
+        let u = UserId::generate();
         let t0 = Instant::now();
         for i in 0..3 {
             let d = rl.hit_at(&u, t0 + Duration::from_secs(i * 10));
@@ -71,6 +71,6 @@ mod tests {
         // The first request leaves the window at t0 + 60 s.
         assert!(rl.hit_at(&u, t0 + Duration::from_secs(60)).allowed);
         assert!(!rl.hit_at(&u, t0 + Duration::from_secs(61)).allowed);
-        assert!(rl.hit_at(&UserId::new(), t0).allowed, "users are counted apart");
+        assert!(rl.hit_at(&UserId::generate(), t0).allowed, "users are counted apart");
     }
 }

@@ -58,11 +58,17 @@ fn schema(v: Value) -> Arc<JsonObject> {
     })
 }
 
+/// The task limits' properties; the bounds are the ones `SessionParams::parse` checks.
 fn limit_properties() -> Value {
+    use webpilot_core::params::{
+        MAX_DURATION_MS, MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS, MIN_DURATION_MS, MIN_INPUT_TOKENS, MIN_OUTPUT_TOKENS,
+    };
     json!({
-        "maxDuration": { "type": "integer", "minimum": 1000, "maximum": 300000, "description": "ms" },
-        "maxInputTokens": { "type": "integer", "minimum": 1000, "maximum": 100000 },
-        "maxOutputTokens": { "type": "integer", "minimum": 100, "maximum": 50000 },
+        "maxDuration": {
+            "type": "integer", "minimum": MIN_DURATION_MS, "maximum": MAX_DURATION_MS, "description": "ms"
+        },
+        "maxInputTokens": { "type": "integer", "minimum": MIN_INPUT_TOKENS, "maximum": MAX_INPUT_TOKENS },
+        "maxOutputTokens": { "type": "integer", "minimum": MIN_OUTPUT_TOKENS, "maximum": MAX_OUTPUT_TOKENS },
         "startingUrl": { "type": ["string", "null"], "description": "absolute http(s) URL" },
         "avoidDomains": { "type": "array", "items": { "type": "string" } },
         "secrets": {

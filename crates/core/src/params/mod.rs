@@ -365,12 +365,15 @@ impl Message {
 fn parse_point(f: &Fields<'_>) -> Result<(f64, f64), ApiError> {
     let x = f.req_f64("x")?;
     let y = f.req_f64("y")?;
-    if !(0.0..=crate::geometry::FRAME_WIDTH as f64).contains(&x) {
-        return Err(out_of_bounds("action.x must be between 0 and 1024"));
+    use crate::geometry::{CHROME_BAND, FRAME_HEIGHT, FRAME_WIDTH};
+    if !(0.0..=f64::from(FRAME_WIDTH)).contains(&x) {
+        return Err(out_of_bounds(format!("action.x must be between 0 and {FRAME_WIDTH}")));
     }
-    let min_y = crate::geometry::CHROME_BAND as f64;
-    if !(min_y..=crate::geometry::FRAME_HEIGHT as f64).contains(&y) {
-        return Err(out_of_bounds("action.y must be between 155 and 600 (the top 155 pixels are browser chrome)"));
+    if !(f64::from(CHROME_BAND)..=f64::from(FRAME_HEIGHT)).contains(&y) {
+        return Err(out_of_bounds(format!(
+            "action.y must be between {CHROME_BAND} and {FRAME_HEIGHT} \
+             (the top {CHROME_BAND} pixels are browser chrome)"
+        )));
     }
     Ok((x, y))
 }
@@ -412,107 +415,4 @@ fn parse_interaction(f: &Fields<'_>) -> Result<Interaction, ApiError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn code<T: std::fmt::Debug>(r: Result<T, ApiError>) -> ErrorCode {
-        r.expect_err("expected an error").code
-    }
-
-    #[test]
-    fn session_defaults_follow_the_spec() {
-        let p = SessionParams::parse(&json!({}), SessionOrigin::StartSession).unwrap();
-        assert_eq!(p.task_details, None);
-        assert_eq!(p.limits, TaskLimits::default());
-        assert!(!p.terminate_on_completion);
-        let p = SessionParams::parse(&json!({"taskDetails": "x"}), SessionOrigin::RunTask).unwrap();
-        assert!(p.terminate_on_completion);
-        assert_eq!(p.recording, None, "left to --record-sessions");
-    }
-
-    #[test]
-    fn recording_is_a_boolean() {
-        let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
-        assert_eq!(parse(json!({"recording": true})).unwrap().recording, Some(true));
-        assert_eq!(parse(json!({"recording": false})).unwrap().recording, Some(false));
-        assert_eq!(code(parse(json!({"recording": "yes"}))), ErrorCode::InvalidParams);
-    }
-
-    #[test]
-    fn profiles_are_named_and_persisted_on_request() {
-        let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
-        let p = parse(json!({"profile": "shop", "persistProfile": true})).unwrap();
-        assert_eq!((p.profile.as_deref(), p.persist_profile), (Some("shop"), true));
-        assert!(!parse(json!({"profile": "shop"})).unwrap().persist_profile);
-        assert_eq!(code(parse(json!({"profile": "a b"}))), ErrorCode::InvalidParams);
-        assert_eq!(code(parse(json!({"profile": 5}))), ErrorCode::InvalidParams);
-        assert_eq!(code(parse(json!({"persistProfile": "yes", "profile": "a"}))), ErrorCode::InvalidParams);
-        assert_eq!(code(parse(json!({"persistProfile": true}))), ErrorCode::MissingRequiredField);
-    }
-
-    #[test]
-    fn bounds_use_the_stricter_ranges() {
-        let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
-        assert_eq!(code(parse(json!({"maxDuration": 999}))), ErrorCode::InvalidParameter);
-        assert_eq!(code(parse(json!({"maxDuration": 300001}))), ErrorCode::InvalidParameter);
-        assert_eq!(code(parse(json!({"maxInputTokens": 999}))), ErrorCode::InvalidParameter);
-        assert_eq!(code(parse(json!({"maxOutputTokens": 50001}))), ErrorCode::InvalidParameter);
-        assert_eq!(code(parse(json!({"maxOutputTokens": "100"}))), ErrorCode::InvalidParams);
-        assert_eq!(code(parse(json!({"mode": "fast"}))), ErrorCode::InvalidParameter);
-        assert_eq!(code(parse(json!({"startingUrl": "ftp://x"}))), ErrorCode::InvalidParameter);
-        assert_eq!(code(parse(json!({"avoidDomains": "x.com"}))), ErrorCode::InvalidParams);
-        assert_eq!(code(parse(json!([1]))), ErrorCode::InvalidParams);
-        let ok =
-            parse(json!({"maxDuration": 1000, "maxOutputTokens": 100, "avoidDomains": ["A.com", "a.com"]})).unwrap();
-        assert_eq!(ok.limits.avoid_domains, vec!["a.com".to_owned()]);
-    }
-
-    #[test]
-    fn run_task_requires_task_details() {
-        assert_eq!(code(SessionParams::parse(&json!({}), SessionOrigin::RunTask)), ErrorCode::MissingRequiredField);
-        assert_eq!(
-            code(SessionParams::parse(&json!({"taskDetails": "  "}), SessionOrigin::RunTask)),
-            ErrorCode::InvalidTaskDetails
-        );
-    }
-
-    #[test]
-    fn messages_parse_and_reject() {
-        let d = TaskLimits::default();
-        let m =
-            Message::parse(&json!({"actionType": "newTask", "newState": "start", "taskDetails": "go"}), &d).unwrap();
-        assert!(matches!(m, Message::NewTask(_)));
-        assert_eq!(code(Message::parse(&json!({"actionType": "dance"}), &d)), ErrorCode::InvalidParams);
-        assert_eq!(code(Message::parse(&json!({}), &d)), ErrorCode::MissingRequiredField);
-        assert_eq!(
-            code(Message::parse(&json!({"actionType": "newTask", "newState": "start"}), &d)),
-            ErrorCode::MissingRequiredField
-        );
-        assert_eq!(
-            code(Message::parse(&json!({"actionType": "state", "newState": "start"}), &d)),
-            ErrorCode::InvalidParams
-        );
-        let click = |x: f64, y: f64| json!({"actionType": "interaction", "action": {"type": "CLICK", "x": x, "y": y}});
-        assert_eq!(code(Message::parse(&click(10.0, 100.0), &d)), ErrorCode::InvalidParameter);
-        assert_eq!(code(Message::parse(&click(1025.0, 300.0), &d)), ErrorCode::InvalidParameter);
-        assert!(Message::parse(&click(1024.0, 600.0), &d).is_ok());
-        let key = json!({"actionType": "interaction", "action": {"type": "KEY_PRESS", "key": "F13"}});
-        assert_eq!(code(Message::parse(&key, &d)), ErrorCode::InvalidParameter);
-    }
-
-    #[test]
-    fn send_message_needs_both_fields() {
-        assert_eq!(code(SendMessage::parse(&json!({"sessionId": "s"}))), ErrorCode::MissingRequiredField);
-        assert_eq!(code(SendMessage::parse(&json!({"sessionId": 5, "message": {}}))), ErrorCode::InvalidParams);
-        assert_eq!(code(SendMessage::parse(&json!({"sessionId": "s", "message": "x"}))), ErrorCode::InvalidParams);
-        let blank = json!({"sessionId": " \t", "message": {}});
-        assert_eq!(code(SendMessage::parse(&blank)), ErrorCode::MissingRequiredField);
-    }
-
-    #[test]
-    fn a_session_id_is_read_without_surrounding_whitespace() {
-        let parsed = SendMessage::parse(&json!({"sessionId": " ses_a\n", "message": {}})).unwrap();
-        assert_eq!(parsed.session_id, "ses_a");
-    }
-}
+mod tests;
