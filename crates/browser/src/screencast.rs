@@ -11,7 +11,8 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::Page;
 use futures::StreamExt;
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
 
 /// One compressed picture of the active tab's viewport.
@@ -30,8 +31,10 @@ enum Ended {
 
 impl SessionPage {
     /// Streams JPEG frames (`quality` 1..=100) of the active tab, switching tabs as the active tab
-    /// changes. Chromium sends a frame when the page's picture changes, so a still page costs nothing.
-    pub fn screencast(&self, quality: u8) -> mpsc::Receiver<PageFrame> {
+    /// changes. Chromium sends a frame when the page's picture changes, so a still page costs nothing;
+    /// and at most one per `pace` (read at each frame), so a page animating at 60 fps is captured and
+    /// encoded only as often as its watchers use.
+    pub fn screencast(&self, quality: u8, pace: watch::Receiver<Duration>) -> mpsc::Receiver<PageFrame> {
         let (tx, rx) = mpsc::channel(2);
         let page = self.clone();
         tokio::spawn(async move {
@@ -40,7 +43,7 @@ impl SessionPage {
                 changes.borrow_and_update();
                 let timeout = page.cdp_timeout();
                 let ended = match page.active_page() {
-                    Ok(tab) => cast_tab(&tab, quality, timeout, &tx, &mut changes).await,
+                    Ok(tab) => cast_tab(&tab, quality, timeout, &pace, &tx, &mut changes).await,
                     Err(_) => wait_for_change(&tx, &mut changes).await,
                 };
                 if matches!(ended, Ended::Unwatched) {
@@ -57,9 +60,11 @@ async fn cast_tab(
     tab: &Page,
     quality: u8,
     timeout: Duration,
+    pace: &watch::Receiver<Duration>,
     tx: &mpsc::Sender<PageFrame>,
     changes: &mut tokio::sync::watch::Receiver<u64>,
 ) -> Ended {
+    let mut last_ack = Instant::now();
     let Ok(mut frames) = within(timeout, "listen for frames", tab.event_listener::<EventScreencastFrame>()).await
     else {
         return wait_for_change(tx, changes).await;
@@ -79,14 +84,25 @@ async fn cast_tab(
         tokio::select! {
             frame = frames.next() => match frame {
                 Some(frame) => {
-                    // Chromium sends the next frame only after this one is acknowledged.
+                    let data: &str = frame.data.as_ref();
+                    if let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data) {
+                        if tx.send(PageFrame { jpeg }).await.is_err() {
+                            break Ended::Unwatched;
+                        }
+                    }
+                    // Chromium captures the next frame only after this one is acknowledged: acknowledging
+                    // it no sooner than `pace` after the last caps how often the page is captured.
+                    let due = last_ack + *pace.borrow();
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(due) => {}
+                        changed = changes.changed() => {
+                            break if changed.is_ok() { Ended::TabChanged } else { Ended::Unwatched };
+                        }
+                        _ = tx.closed() => break Ended::Unwatched,
+                    }
                     let ack = ScreencastFrameAckParams::new(frame.session_id);
                     let _ = within(timeout, "acknowledge a frame", tab.execute(ack)).await;
-                    let data: &str = frame.data.as_ref();
-                    let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data) else { continue };
-                    if tx.send(PageFrame { jpeg }).await.is_err() {
-                        break Ended::Unwatched;
-                    }
+                    last_ack = Instant::now();
                 }
                 // The tab went away (closed, crashed or its context closed).
                 None => break wait_for_change(tx, changes).await,

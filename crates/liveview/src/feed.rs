@@ -1,12 +1,15 @@
 //! One feed per watched session, shared by all its viewers: it screencasts the session's active tab,
 //! draws the band, and publishes each composed frame. It exists only while someone holds it: the last
 //! viewer's drop aborts it, which stops the screencast. It ends by itself when the session does.
+//! Chromium is asked for frames only as often as the watchers use them: `max_fps` while a person
+//! watches, the recorder's rate while only a recorder does.
 
 use crate::compose::{compose_rgb, draw_band, encode_jpeg, BandInfo};
 use crate::vp8::rgb_to_i420;
 use bytes::Bytes;
 use image::RgbImage;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -88,7 +91,24 @@ pub struct LiveView {
 /// What a viewer holds: the latest frame, and the feed kept alive by holding it.
 pub struct Feed {
     frames: watch::Receiver<Option<Frame>>,
+    recorders: Arc<Recorders>,
     task: JoinHandle<()>,
+}
+
+/// The recorders among a feed's watchers, and the most frames a second they use.
+#[derive(Default)]
+struct Recorders {
+    count: AtomicUsize,
+    fps: AtomicU32,
+}
+
+/// Held by a recorder as long as it reads a feed's frames (see [`Feed::frames_for_recording`]).
+pub struct RecordingMark(Arc<Recorders>);
+
+impl Drop for RecordingMark {
+    fn drop(&mut self) {
+        self.0.count.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Drop for Feed {
@@ -101,6 +121,14 @@ impl Feed {
     /// The frames: `None` until the first one is composed; closed when the session ends.
     pub fn frames(&self) -> watch::Receiver<Option<Frame>> {
         self.frames.clone()
+    }
+
+    /// The frames for a recorder that uses at most `fps` a second, and the mark it holds while it reads
+    /// them: while only recorders watch, the page is captured no more often than that.
+    pub fn frames_for_recording(&self, fps: u32) -> (watch::Receiver<Option<Frame>>, RecordingMark) {
+        self.recorders.fps.fetch_max(fps.max(1), Ordering::SeqCst);
+        self.recorders.count.fetch_add(1, Ordering::SeqCst);
+        (self.frames.clone(), RecordingMark(self.recorders.clone()))
     }
 }
 
@@ -117,8 +145,9 @@ impl LiveView {
             return feed;
         }
         let (tx, frames) = watch::channel(None);
-        let task = tokio::spawn(run(pages, secrets, tx, self.config.clone()));
-        let feed = Arc::new(Feed { frames, task });
+        let recorders = Arc::new(Recorders::default());
+        let task = tokio::spawn(run(pages, secrets, tx, recorders.clone(), self.config.clone()));
+        let feed = Arc::new(Feed { frames, recorders, task });
         feeds.insert(session.to_owned(), Arc::downgrade(&feed));
         tracing::debug!("a live view feed started");
         feed
@@ -136,15 +165,45 @@ async fn run(
     mut pages: watch::Receiver<SessionPage>,
     secrets: BandSecrets,
     out: watch::Sender<Option<Frame>>,
+    recorders: Arc<Recorders>,
     config: LiveViewConfig,
 ) {
+    let watchers = Watchers { out, recorders, config };
     loop {
         let page = pages.borrow_and_update().clone();
-        let replaced = watch_page(&page, &mut pages, &secrets, &out, &config).await;
+        let replaced = watch_page(&page, &mut pages, &secrets, &watchers).await;
         if !replaced {
             // The session ended: dropping `out` ends every viewer's stream.
             return;
         }
+    }
+}
+
+/// Where a feed's frames go, and who takes them.
+struct Watchers {
+    out: watch::Sender<Option<Frame>>,
+    recorders: Arc<Recorders>,
+    config: LiveViewConfig,
+}
+
+impl Watchers {
+    /// The least time between two captures of the page: a person's rate unless only recorders watch.
+    fn pace(&self) -> Duration {
+        // Each viewer and recorder holds one receiver of the frames, and the feed itself one.
+        let watching = self.out.receiver_count().saturating_sub(1);
+        let recording = self.recorders.count.load(Ordering::SeqCst);
+        let fps = if recording > 0 && watching <= recording {
+            self.recorders.fps.load(Ordering::SeqCst).min(self.config.max_fps)
+        } else {
+            self.config.max_fps
+        };
+        Duration::from_secs(1) / fps.max(1)
+    }
+
+    /// Tells the screencast the pace the current watchers need.
+    fn update(&self, pace: &watch::Sender<Duration>) {
+        let now = self.pace();
+        pace.send_if_modified(|p| std::mem::replace(p, now) != now);
     }
 }
 
@@ -153,10 +212,11 @@ async fn watch_page(
     page: &SessionPage,
     pages: &mut watch::Receiver<SessionPage>,
     secrets: &BandSecrets,
-    out: &watch::Sender<Option<Frame>>,
-    config: &LiveViewConfig,
+    watchers: &Watchers,
 ) -> bool {
-    let mut shots = page.screencast(config.quality);
+    let (out, config) = (&watchers.out, &watchers.config);
+    let pace = watch::Sender::new(watchers.pace());
+    let mut shots = page.screencast(config.quality, pace.subscribe());
     let mut tab_changes = page.tab_changes();
     // A page that does not answer (still loading, or going away with its session) must not keep the feed
     // from seeing the session end: every wait on the browser races the end.
@@ -186,10 +246,12 @@ async fn watch_page(
                 held = false;
                 next_allowed = tokio::time::Instant::now() + min_gap;
                 publish(out, &band, last.clone(), config.quality).await;
+                watchers.update(&pace);
             }
             // A tab opened, closed or became active: redraw the band now, not at the next refresh.
             _ = tab_changes.changed() => refresh.reset_immediately(),
             _ = refresh.tick() => {
+                watchers.update(&pace);
                 let now = tokio::select! {
                     now = band_info(page, secrets) => now,
                     changed = pages.changed() => return changed.is_ok(),

@@ -17,6 +17,6 @@ pub mod vp8;
 pub mod webm;
 pub mod whep;
 
-pub use feed::{BandSecrets, Composed, Feed, Frame, LiveView, LiveViewConfig};
+pub use feed::{BandSecrets, Composed, Feed, Frame, LiveView, LiveViewConfig, RecordingMark};
 pub use record::{record, RecordError, RecorderConfig, RecordingStats};
 pub use whep::{ViewerScope, WhepAnswer, WhepConfig, WhepError, WhepViewers};

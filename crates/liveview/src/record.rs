@@ -110,7 +110,8 @@ pub async fn record(
     config: RecorderConfig,
     started: Instant,
 ) -> Result<RecordingStats, RecordError> {
-    let mut frames = feed.frames();
+    // While only this recorder watches, the page is captured at the rate it encodes.
+    let (mut frames, _recording) = feed.frames_for_recording(config.max_fps);
     frames.mark_changed();
     let gap = Duration::from_secs(1) / config.max_fps.max(1);
     let mut sink = Box::new(Sink {
