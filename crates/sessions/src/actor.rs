@@ -156,7 +156,7 @@ impl SessionActor {
         if self.state != next {
             self.state = next;
             if let Err(e) = self.shared.store.set_session_state(&self.id, next.as_str()).await {
-                tracing::warn!(session = %self.id, error = %e, "storing the session state failed");
+                tracing::warn!(error = %e, "storing the session state failed");
             }
         }
     }
@@ -239,7 +239,7 @@ impl SessionActor {
         self.shared.register_task(live.clone());
         self.task = Some(running);
         self.set_state(next).await;
-        tracing::info!(session = %self.id, task = %task_id, agent = self.shared.agent.name(), "task started");
+        tracing::info!(task = %task_id, agent = self.shared.agent.name(), "task started");
         Ok(live)
     }
 
@@ -377,7 +377,7 @@ impl SessionActor {
         let result = if lost { result.map_err(|_| instance_lost_error()) } else { result };
         self.record(&mut task, result).await;
         if let Err(e) = self.apply(Input::TaskFinished).await {
-            tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
+            tracing::warn!(error = %e, "task end in an unexpected state");
         }
         if (task.terminate_on_completion || self.terminate_on_completion) && (lost || !stopped) {
             return Some(if lost { EndReason::InstanceLost } else { EndReason::TerminateOnCompletion });
@@ -422,7 +422,7 @@ impl SessionActor {
         let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
         // Charged before the hold is given back, so the user's balance never shows both freed.
         if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str(), cost).await {
-            tracing::warn!(session = %self.id, error = %e, "storing the session end (and its charge) failed");
+            tracing::warn!(error = %e, "storing the session end (and its charge) failed");
         }
         // The user's place is free on every node before anyone is told the session ended.
         self.slot.release().await;
@@ -439,7 +439,7 @@ impl SessionActor {
             self.settle_downloads(quiet).await;
         }
         let _ = self.bus.send(SessionEvent::EndSession { reason });
-        tracing::info!(session = %self.id, reason = reason.as_str(), "session ended");
+        tracing::info!(reason = reason.as_str(), "session ended");
         let replies = std::mem::take(&mut self.end_replies);
         // Dropping self releases the lease (the browser context is disposed) before anyone is told.
         drop(self);

@@ -55,12 +55,12 @@ impl SessionActor {
         let files = match store.list_files(&self.id).await {
             Ok(files) => files,
             Err(e) => {
-                tracing::warn!(session = %self.id, error = %e, "listing a session's files failed");
+                tracing::warn!(error = %e, "listing a session's files failed");
                 return;
             }
         };
         if let Err(e) = tokio::fs::create_dir_all(&dir).await {
-            tracing::warn!(session = %self.id, error = %e, "making the session's files directory failed");
+            tracing::warn!(error = %e, "making the session's files directory failed");
             return;
         }
         for f in files.into_iter().filter(|f| check_name(&f.name).is_ok()) {
@@ -75,7 +75,7 @@ impl SessionActor {
                 Err(e) => Err(e.to_string()),
             };
             if let Err(e) = written {
-                tracing::warn!(session = %self.id, error = %e, "placing a session file for uploads failed");
+                tracing::warn!(error = %e, "placing a session file for uploads failed");
             }
         }
     }
@@ -98,7 +98,7 @@ impl SessionActor {
         let used = match store.session_file_bytes(&self.id).await {
             Ok(n) => u64::try_from(n).unwrap_or(0),
             Err(e) => {
-                tracing::error!(session = %self.id, error = %e, "reading a session's file bytes failed");
+                tracing::error!(error = %e, "reading a session's file bytes failed");
                 return DownloadEvent::refused(
                     format!("{name}: the file could not be stored"),
                     ErrorCode::InternalError,
@@ -115,11 +115,11 @@ impl SessionActor {
         let file = NewFile { name: &name, mime_type, source: FileSource::Download, content };
         match store.insert_file(&self.id, &self.user_id, file).await {
             Ok(r) => {
-                tracing::info!(session = %self.id, bytes = r.bytes, "a download was stored");
+                tracing::info!(bytes = r.bytes, "a download was stored");
                 DownloadEvent::saved(r.name, u64::try_from(r.bytes).unwrap_or(0), r.sha256, r.mime_type)
             }
             Err(e) => {
-                tracing::error!(session = %self.id, error = %e, "storing a download failed");
+                tracing::error!(error = %e, "storing a download failed");
                 DownloadEvent::refused(format!("{name}: the file could not be stored"), ErrorCode::InternalError)
             }
         }

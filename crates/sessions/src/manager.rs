@@ -353,7 +353,9 @@ impl SessionManager {
                 });
             }
         }
-        self.shared.tracker.spawn(actor.run());
+        // Every log line of the session's actor (and of its tasks) carries its id and user.
+        let span = tracing::info_span!("session", id = %session_id, user = %user.id);
+        self.shared.tracker.spawn(tracing::Instrument::instrument(actor.run(), span));
         tracing::info!(session = %session_id, user = %user.id, "session started");
         let task = match params.task_details {
             Some(details) => {

@@ -86,8 +86,8 @@ impl SessionActor {
         }
         match tokio::time::timeout(SNAPSHOT_TIMEOUT, self.lease.cookies()).await {
             Ok(Ok(jar)) => self.snapshot.cookies = jar,
-            Ok(Err(e)) => tracing::debug!(session = %self.id, error = %e, "cookie snapshot failed"),
-            Err(_) => tracing::debug!(session = %self.id, "cookie snapshot timed out"),
+            Ok(Err(e)) => tracing::debug!(error = %e, "cookie snapshot failed"),
+            Err(_) => tracing::debug!("cookie snapshot timed out"),
         }
         if let Ok(Ok(url)) = tokio::time::timeout(SNAPSHOT_TIMEOUT, self.lease.page().url()).await {
             if url.starts_with("http://") || url.starts_with("https://") {
@@ -99,13 +99,13 @@ impl SessionActor {
     /// Handles the loss of the browser; returns an end reason when the session cannot go on.
     pub(crate) async fn recover(&mut self) -> Option<EndReason> {
         let grace_ms = self.shared.config.instance_grace_period.as_millis() as u64;
-        tracing::warn!(session = %self.id, pid = ?self.lease.pid(), "browser instance lost");
+        tracing::warn!(pid = ?self.lease.pid(), "browser instance lost");
         let _ = self.bus.send(SessionEvent::InstanceDisconnected { grace_period_ms: grace_ms });
         if let Some(mut task) = self.task.take() {
             let result = runner::halt(&mut task).await.map_err(|_| instance_lost_error());
             self.record(&mut task, result).await;
             if let Err(e) = self.apply(webpilot_core::state::Input::TaskFinished).await {
-                tracing::warn!(session = %self.id, error = %e, "task end in an unexpected state");
+                tracing::warn!(error = %e, "task end in an unexpected state");
             }
             if task.terminate_on_completion || self.terminate_on_completion {
                 // The session existed for that task only: nothing to recover for.
@@ -131,11 +131,11 @@ impl SessionActor {
                     crate::profiles::follow_replacement(self.profile.as_mut(), &self.lease).await;
                     self.last_activity = Instant::now();
                     let _ = self.bus.send(SessionEvent::InstanceReconnected);
-                    tracing::info!(session = %self.id, pid = ?self.lease.pid(), "browser instance replaced");
+                    tracing::info!(pid = ?self.lease.pid(), "browser instance replaced");
                     return None;
                 }
                 Wake::Replaced(Err(e)) => {
-                    tracing::warn!(session = %self.id, error = %e, "no replacement browser instance");
+                    tracing::warn!(error = %e, "no replacement browser instance");
                     return Some(EndReason::InstanceLost);
                 }
                 Wake::Command(None) => return Some(EndReason::Terminated),
@@ -168,12 +168,12 @@ impl SessionActor {
     /// Puts the snapshot back into the new context: its cookies, then its last page.
     async fn restore(&mut self) {
         match self.lease.set_cookies(&self.snapshot.cookies).await {
-            Ok(()) => tracing::info!(session = %self.id, cookies = self.snapshot.cookies.len(), "cookies restored"),
-            Err(e) => tracing::warn!(session = %self.id, error = %e, "restoring cookies failed"),
+            Ok(()) => tracing::info!(cookies = self.snapshot.cookies.len(), "cookies restored"),
+            Err(e) => tracing::warn!(error = %e, "restoring cookies failed"),
         }
         if let Some(url) = self.snapshot.url.clone() {
             if let Err(e) = self.lease.page().goto(&url).await {
-                tracing::warn!(session = %self.id, error = %e, "reopening the last page failed");
+                tracing::warn!(error = %e, "reopening the last page failed");
             }
         }
     }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 use webpilot_agent::replay::ReplaySource;
 use webpilot_agent::{Agent, AgentContext, AgentError, AgentTask, EventSink, TaskControl, UsageMeter};
 use webpilot_browser::SessionPage;
@@ -55,33 +56,38 @@ pub(crate) fn spawn(
     let report_to = live.clone();
     let max = Duration::from_millis(task.limits.max_duration_ms);
     let starting_url = task.limits.starting_url.clone();
+    // Inside the session's span (the actor starts tasks), so every log line of the task names both.
+    let span = tracing::info_span!("task", id = %task_id);
     let agent_task = AgentTask { task_id, details: task.task_details, context, limits: task.limits };
-    let join = tokio::spawn(async move {
-        let work = async {
-            if let Some(url) = &starting_url {
-                ctx.control.act(ctx.page.goto(url)).await?;
-                ctx.events.action("navigate", serde_json::json!({ "url": url }));
-            }
-            match replay {
-                None => agent.run(agent_task, ctx.clone()).await,
-                Some(source) => {
-                    let (result, report) = webpilot_agent::replay::run(&*agent, agent_task, &ctx, source).await;
-                    if let Ok(mut slot) = report_to.replay.lock() {
-                        *slot = Some(report.to_json());
-                    }
-                    result
+    let join = tokio::spawn(
+        async move {
+            let work = async {
+                if let Some(url) = &starting_url {
+                    ctx.control.act(ctx.page.goto(url)).await?;
+                    ctx.events.action("navigate", serde_json::json!({ "url": url }));
                 }
-            }
-        };
-        let result = match tokio::time::timeout(max, work).await {
-            Ok(r) => r,
-            Err(_) => Err(AgentError::new(
-                ErrorCode::TaskTimeout,
-                format!("the task exceeded its maxDuration of {} ms", max.as_millis()),
-            )),
-        };
-        masked(result, &secrets, structured)
-    });
+                match replay {
+                    None => agent.run(agent_task, ctx.clone()).await,
+                    Some(source) => {
+                        let (result, report) = webpilot_agent::replay::run(&*agent, agent_task, &ctx, source).await;
+                        if let Ok(mut slot) = report_to.replay.lock() {
+                            *slot = Some(report.to_json());
+                        }
+                        result
+                    }
+                }
+            };
+            let result = match tokio::time::timeout(max, work).await {
+                Ok(r) => r,
+                Err(_) => Err(AgentError::new(
+                    ErrorCode::TaskTimeout,
+                    format!("the task exceeded its maxDuration of {} ms", max.as_millis()),
+                )),
+            };
+            masked(result, &secrets, structured)
+        }
+        .instrument(span),
+    );
     RunningTask { live, join, terminate_on_completion: task.terminate_on_completion, hold }
 }
 
