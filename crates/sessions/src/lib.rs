@@ -5,6 +5,7 @@
 mod accounts;
 mod actor;
 mod admission;
+mod config;
 mod files;
 mod live;
 mod manager;
@@ -13,11 +14,11 @@ mod recording;
 mod recovery;
 mod replays;
 mod runner;
+mod start;
 
+pub use config::SessionConfig;
 pub use live::{LiveTask, TaskView};
-pub use manager::{
-    EventHook, RecordHook, RecordedSession, SendOutcome, SessionConfig, SessionManager, StartedSession, StartedTask,
-};
+pub use manager::{EventHook, RecordHook, RecordedSession, SendOutcome, SessionManager, StartedSession, StartedTask};
 pub use profiles::{
     ProfileKey, ProfileKeyError, ProfileSettings, DEFAULT_MAX_PROFILE_BYTES, DEFAULT_MAX_USER_PROFILE_BYTES,
 };

@@ -1,94 +1,38 @@
-//! The registry of live sessions and the domain entry points the API calls: start a session, send it
-//! a message, wait for or poll a task. Ownership (a session answers only its own user) and the balance
+//! The registry of live sessions and the domain entry points the API calls: start a session
+//! (`start.rs`), send it a message, wait for or poll a task. Ownership (a session answers only its own user) and the balance
 //! rule (no new work at or below zero) are enforced here.
 
-use crate::actor::{Command, SessionActor};
-use crate::admission::{Admission, Hold};
+use crate::actor::Command;
+use crate::admission::Admission;
+use crate::config::SessionConfig;
 use crate::live::{LiveTask, TaskView};
-use crate::runner::TaskStart;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot, Mutex as AsyncMutex};
-use tokio::task::JoinSet;
-use tokio::time::Instant;
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
 use webpilot_browser::{BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
-use webpilot_core::params::{Message, NewTask, SessionParams, TaskLimits};
+use webpilot_core::params::{Message, TaskLimits};
 use webpilot_core::secrets::Secrets;
-use webpilot_core::state::SessionState;
-use webpilot_core::usage::Prices;
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::{Store, User};
 
-/// Tunables of the session layer.
-#[derive(Debug, Clone)]
-pub struct SessionConfig {
-    /// How long run-task and newTask wait inline before answering `pending` (spec: 50 s).
-    pub task_wait: Duration,
-    /// A session with no task and no message for this long ends as `expired` (at most 5 min).
-    pub idle_timeout: Duration,
-    pub prices: Prices,
-    /// The reconnection grace period announced in `instance:disconnected` (spec: 300000 ms); also the
-    /// longest the replacement attempts may run.
-    pub instance_grace_period: Duration,
-    /// How long to try for a replacement browser instance before ending as `instance_lost`.
-    pub reconnect_window: Duration,
-    /// How often the session's cookies and URL are snapshotted for recovery (also after every task).
-    pub snapshot_every: Duration,
-    /// Most sessions one user may have open at once (429 `SESSION_LIMIT_REACHED` beyond).
-    pub max_sessions_per_user: usize,
-    /// What a running task holds of its user's balance until its real cost is charged (micro-USD).
-    pub task_hold_micros: i64,
-    /// This node's id: the sessions it starts are recorded as held by it.
-    pub node_id: String,
-    /// Count the per-user session cap and task holds in the database, which other nodes share, instead
-    /// of in this node's memory.
-    pub shared_limits: bool,
-    /// Whether a session that does not say (`recording`) is recorded (`--record-sessions`).
-    pub record_sessions: bool,
-    /// Bytes each user's recordings may take before new sessions record nothing (`None`: no quota).
-    pub recording_quota_bytes: Option<i64>,
-    /// The key profiles are sealed with, and their caps.
-    pub profiles: crate::profiles::ProfileSettings,
-}
-
-impl Default for SessionConfig {
-    fn default() -> Self {
-        SessionConfig {
-            task_wait: Duration::from_secs(50),
-            idle_timeout: Duration::from_secs(300),
-            prices: Prices::default(),
-            instance_grace_period: Duration::from_secs(300),
-            reconnect_window: Duration::from_secs(300),
-            snapshot_every: Duration::from_secs(5),
-            max_sessions_per_user: 3,
-            task_hold_micros: 50_000,
-            node_id: "local".into(),
-            shared_limits: false,
-            record_sessions: false,
-            recording_quota_bytes: None,
-            profiles: Default::default(),
-        }
-    }
-}
-
 /// The cheap handle of a live session.
 #[derive(Clone)]
-struct SessionHandle {
-    user_id: UserId,
+pub(crate) struct SessionHandle {
+    pub(crate) user_id: UserId,
     /// Task limits new tasks inherit.
-    defaults: TaskLimits,
-    tx: mpsc::Sender<Command>,
-    bus: broadcast::Sender<SessionEvent>,
+    pub(crate) defaults: TaskLimits,
+    pub(crate) tx: mpsc::Sender<Command>,
+    pub(crate) bus: broadcast::Sender<SessionEvent>,
     /// The session's pages (replaced when its browser is); closed when the session ends.
-    pages: tokio::sync::watch::Receiver<SessionPage>,
+    pub(crate) pages: tokio::sync::watch::Receiver<SessionPage>,
     /// The secrets of the session and of each task it ran, which the live view's band masks.
-    shown_secrets: Arc<tokio::sync::watch::Sender<Vec<Secrets>>>,
+    pub(crate) shown_secrets: Arc<tokio::sync::watch::Sender<Vec<Secrets>>>,
 }
 
 pub(crate) struct Shared {
@@ -98,13 +42,13 @@ pub(crate) struct Shared {
     pub config: SessionConfig,
     pub shutdown: CancellationToken,
     pub admission: Arc<Admission>,
-    sessions: Mutex<HashMap<SessionId, SessionHandle>>,
+    pub(crate) sessions: Mutex<HashMap<SessionId, SessionHandle>>,
     tasks: Mutex<HashMap<TaskId, Arc<LiveTask>>>,
-    tracker: TaskTracker,
+    pub(crate) tracker: TaskTracker,
     /// Given every new session's events, from its first (other nodes' sockets get them through it).
-    event_hooks: Mutex<Vec<EventHook>>,
+    pub(crate) event_hooks: Mutex<Vec<EventHook>>,
     /// Given each new session that is to be recorded.
-    record_hooks: Mutex<Vec<RecordHook>>,
+    pub(crate) record_hooks: Mutex<Vec<RecordHook>>,
 }
 
 /// Receives the event stream of each session this node starts.
@@ -166,7 +110,7 @@ pub struct StartedSession {
 pub struct StartedTask {
     pub session_id: SessionId,
     pub task_id: TaskId,
-    live: Arc<LiveTask>,
+    pub(crate) live: Arc<LiveTask>,
 }
 
 /// What a send-message call produced.
@@ -177,7 +121,7 @@ pub enum SendOutcome {
 
 #[derive(Clone)]
 pub struct SessionManager {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 fn no_session() -> ApiError {
@@ -239,157 +183,7 @@ impl SessionManager {
         self.shared.sessions.lock().map(|m| m.len()).unwrap_or(0)
     }
 
-    /// Creates a session (one browser context) for `user`, starting its first task if it has one.
-    pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, ApiError> {
-        self.start_session_with_context(user, params, Vec::new()).await
-    }
-
-    /// Like [`Self::start_session`], giving the first task earlier conversation as `(role, content)`
-    /// (chat completions).
-    pub async fn start_session_with_context(
-        &self,
-        user: &User,
-        params: SessionParams,
-        context: Vec<(String, String)>,
-    ) -> Result<StartedSession, ApiError> {
-        let began = Instant::now();
-        // Counted before the browser is leased, so one user cannot take every browser.
-        // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
-        let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
-        let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
-        let session_id = SessionId::generate();
-        let (lease, profile) =
-            match crate::profiles::lease_with_profile(&self.shared, &user.id, &params, &session_id).await {
-                Ok(opened) => opened,
-                Err(e) => {
-                    // Given back before the caller hears it, so a retry is not refused for this place.
-                    slot.release().await;
-                    return Err(e);
-                }
-            };
-        if params.task_details.is_none() {
-            if let Some(url) = &params.limits.starting_url {
-                // A session without a task opens its startingUrl now, ready for manual use.
-                if let Err(e) = lease.page().goto(url).await {
-                    tracing::warn!(error = %e, "opening the session's startingUrl failed");
-                }
-            }
-        }
-        let record = serde_json::json!({
-            "maxDuration": params.limits.max_duration_ms,
-            "maxInputTokens": params.limits.max_input_tokens,
-            "maxOutputTokens": params.limits.max_output_tokens,
-            "startingUrl": params.limits.starting_url,
-            "avoidDomains": params.limits.avoid_domains,
-            "terminateOnCompletion": params.terminate_on_completion,
-            "profile": params.profile,
-            "persistProfile": params.persist_profile,
-        });
-        self.shared
-            .store
-            .insert_session(
-                &session_id,
-                &user.id,
-                SessionState::Active.as_str(),
-                &record.to_string(),
-                &self.shared.config.node_id,
-            )
-            .await?;
-        let (tx, rx) = mpsc::channel(32);
-        let (bus, _) = broadcast::channel(256);
-        let now = Instant::now();
-        let (pages_tx, pages) = tokio::sync::watch::channel(lease.page().clone());
-        let actor = SessionActor {
-            id: session_id.clone(),
-            user_id: user.id.clone(),
-            lease,
-            state: SessionState::Active,
-            terminate_on_completion: params.terminate_on_completion,
-            opened_at: now,
-            expires_at: now + Duration::from_millis(params.limits.max_duration_ms),
-            rx,
-            bus: bus.clone(),
-            shared: self.shared.clone(),
-            task: None,
-            manual: false,
-            last_activity: now,
-            interactions: JoinSet::new(),
-            input_lock: Arc::new(AsyncMutex::new(())),
-            end_replies: Vec::new(),
-            snapshot: Default::default(),
-            next_snapshot: now + Duration::from_secs(1),
-            slot,
-            pages: pages_tx,
-            profile,
-        };
-        // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
-        // opened once (now, or by the first task), and later tasks continue where the browser is.
-        let defaults = TaskLimits { starting_url: None, output_schema: None, replay_of: None, ..params.limits.clone() };
-        let shown_secrets = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
-        add_shown_secrets(&shown_secrets, &params.limits.secrets);
-        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets };
-        // A poisoned lock is recovered: the actor spawns below, so the session must be findable.
-        self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(session_id.clone(), handle.clone());
-        for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            hook(&session_id, handle.bus.subscribe());
-        }
-        let config = &self.shared.config;
-        let recording = crate::recording::decide(
-            &self.shared.store,
-            &user.id,
-            params.recording,
-            config.record_sessions,
-            config.recording_quota_bytes,
-        )
-        .await;
-        if recording == crate::Recording::On {
-            for hook in self.shared.record_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                hook(RecordedSession {
-                    id: session_id.clone(),
-                    user_id: user.id.clone(),
-                    events: handle.bus.subscribe(),
-                    pages: handle.pages.clone(),
-                    shown_secrets: handle.shown_secrets.subscribe(),
-                });
-            }
-        }
-        // Every log line of the session's actor (and of its tasks) carries its id and user.
-        let span = tracing::info_span!("session", id = %session_id, user = %user.id);
-        self.shared.tracker.spawn(tracing::Instrument::instrument(actor.run(), span));
-        tracing::info!(session = %session_id, user = %user.id, "session started");
-        let task = match params.task_details {
-            Some(details) => {
-                let task = NewTask {
-                    task_details: details,
-                    limits: params.limits.clone(),
-                    terminate_on_completion: params.terminate_on_completion,
-                };
-                let started = match self.shared.admission.hold(&user.id, user.balance_micros).await {
-                    Ok(hold) => self.start_task(&session_id, &handle, task, context, hold).await,
-                    Err(e) => Err(e),
-                };
-                match started {
-                    Ok(t) => Some(t),
-                    Err(e) => {
-                        // Leave no session behind when its first task cannot start.
-                        self.terminate(&session_id).await;
-                        return Err(e);
-                    }
-                }
-            }
-            None => None,
-        };
-        metrics::histogram!("webpilot_session_start_seconds").record(began.elapsed().as_secs_f64());
-        Ok(StartedSession {
-            session_id,
-            expires_in_ms: params.limits.max_duration_ms,
-            balance_micros: user.balance_micros,
-            task,
-            recording,
-        })
-    }
-
-    async fn ask<T>(
+    pub(crate) async fn ask<T>(
         &self,
         handle: &SessionHandle,
         make: impl FnOnce(oneshot::Sender<Result<T, ApiError>>) -> Command,
@@ -397,25 +191,6 @@ impl SessionManager {
         let (reply, rx) = oneshot::channel();
         handle.tx.send(make(reply)).await.map_err(|_| no_session())?;
         rx.await.map_err(|_| no_session())?
-    }
-
-    async fn start_task(
-        &self,
-        session_id: &SessionId,
-        handle: &SessionHandle,
-        task: NewTask,
-        context: Vec<(String, String)>,
-        hold: Hold,
-    ) -> Result<StartedTask, ApiError> {
-        let replay = match &task.limits.replay_of {
-            Some(of) => Some(crate::replays::source(&self.shared.store, &handle.user_id, of).await?),
-            None => None,
-        };
-        // Before the task can type one: the live view masks them from its first frame on.
-        add_shown_secrets(&handle.shown_secrets, &task.limits.secrets);
-        let start = TaskStart { task, context, hold, replay };
-        let live = self.ask(handle, |reply| Command::NewTask { start: Box::new(start), reply }).await?;
-        Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
     }
 
     /// The live session `session_id` if it belongs to `user`; another user's session is reported as
@@ -594,15 +369,4 @@ impl SessionManager {
         self.shared.tracker.close();
         self.shared.tracker.wait().await;
     }
-}
-
-/// Adds a task's secrets to those the live view masks (each set once).
-fn add_shown_secrets(shown: &tokio::sync::watch::Sender<Vec<Secrets>>, secrets: &Secrets) {
-    shown.send_if_modified(|all| {
-        let new = !secrets.is_empty() && !all.contains(secrets);
-        if new {
-            all.push(secrets.clone());
-        }
-        new
-    });
 }
