@@ -127,6 +127,15 @@ fn profile_settings(serve: &ServeConfig, data_dir: &std::path::Path) -> Result<P
 
 /// Opens the store (recovering tasks cut off by a crash), builds everything and starts serving.
 pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<RunningApp, StartError> {
+    // Checked before anything starts: a store that cannot be used stops the start with its reason.
+    let blobs = match &serve.object_store {
+        Some(address) => {
+            let blobs = webpilot_blobs::Blobs::open(address, &serve.object_store_options)?;
+            tracing::info!(store = blobs.address(), "finished recordings go to the object store");
+            Some(blobs)
+        }
+        None => None,
+    };
     let store = store_cfg.open().await?;
     let node_id = node::node_id(serve, &store_cfg.data_dir)?;
     let (tasks, sessions) = store.recover_interrupted(&node_id).await?;
@@ -234,14 +243,6 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         .map_err(|source| StartError::StreamSecret { path: secret.clone(), source })?;
     let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
     let recordings_dir = store_cfg.data_dir.join("recordings");
-    let blobs = match &serve.object_store {
-        Some(address) => {
-            let blobs = webpilot_blobs::Blobs::open(address, &serve.object_store_options)?;
-            tracing::info!(store = blobs.address(), "finished recordings go to the object store");
-            Some(blobs)
-        }
-        None => None,
-    };
     let recorders = recordings::Recorders::new(
         live_view.clone(),
         store.clone(),

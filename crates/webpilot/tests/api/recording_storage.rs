@@ -327,3 +327,19 @@ async fn a_recording_cut_off_by_a_crash_is_uploaded_as_failed_when_its_node_star
     assert!(!frames.is_empty() && frames.iter().all(|f| f["width"] == 1024 && f["height"] == 600));
     server.crash();
 }
+
+#[tokio::test]
+async fn an_object_store_the_service_cannot_use_stops_its_start_with_the_reason() {
+    for (address, option, said) in [
+        ("not a url", None, "the object store address is not valid"),
+        ("ftp://example.com/recordings", None, "the object store"),
+        ("s3://bucket/p", Some("aws_secret_access_key"), "not key=value"),
+    ] {
+        let mut args = vec!["--object-store", address];
+        if let Some(o) = option {
+            args.extend(["--object-store-option", o]);
+        }
+        let error = TestApp::start_error(&args).await;
+        assert!(error.contains(said), "{address}: {error}");
+    }
+}
