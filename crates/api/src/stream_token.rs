@@ -61,11 +61,21 @@ impl StreamKey {
     /// Reads the secret at `path`, or makes one there (readable by the owner only).
     pub fn load_or_create(path: &Path) -> io::Result<StreamKey> {
         let text = webpilot_core::secret_file::read_or_create(path, rand::random())?;
+        Self::from_hex(&text)
+    }
+
+    /// The key written as 64 hex digits.
+    pub fn from_hex(text: &str) -> io::Result<StreamKey> {
         let bytes = hex::decode(text.trim()).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         let key: [u8; 32] = bytes
             .try_into()
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "the stream secret is not 32 bytes"))?;
         Ok(StreamKey(key))
+    }
+
+    /// The key as 64 hex digits (to share it with the other nodes through the database).
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
     }
 
     fn mac(&self, session_id: &str, scope: Scope, expires: i64) -> Hmac<Sha256> {

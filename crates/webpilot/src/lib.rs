@@ -239,8 +239,13 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
-    let stream_key = StreamKey::load_or_create(&secret)
+    let local = StreamKey::load_or_create(&secret)
         .map_err(|source| StartError::StreamSecret { path: secret.clone(), source })?;
+    // Every node signs and checks links with one key (a recording's share link is served by any node):
+    // the first node's, kept in the database beside the socket key.
+    let shared = store.shared_secret("stream", &local.to_hex()).await?;
+    let stream_key = StreamKey::from_hex(&shared)
+        .map_err(|_| webpilot_store::StoreError::Corrupt("the shared stream key".into()))?;
     let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
     let recordings_dir = store_cfg.data_dir.join("recordings");
     let recorders = recordings::Recorders::new(

@@ -175,6 +175,15 @@ async fn another_node_forwards_requests_for_a_recording_only_its_node_keeps() {
     assert!(timeline["events"].as_array().is_some_and(|e| e.iter().any(|e| e["event"] == "end_session")), "{timeline}");
     assert_error(&json_of(get(&b, &video, Some(&stranger), None).await).await, 404, "RECORDING_NOT_FOUND");
     assert_error(&json_of(get(&b, &video, None, None).await).await, 401, "UNAUTHORIZED");
+    // A share link made on either node works through either (the nodes sign links with one key).
+    for (maker, user) in [(&b, &a), (&a, &b)] {
+        let link = maker.post(&format!("/recordings/{sid}/share"), &key, json!({})).await;
+        assert_eq!(link.status, 200, "{}", link.body);
+        let url = link.body["videoURL"].as_str().expect("videoURL").replace(&maker.base, &user.base);
+        let shared = user.client.get(url).send().await.expect("the link");
+        assert_eq!(shared.status(), 200);
+        assert_eq!(shared.bytes().await.expect("video").as_ref(), direct.as_ref());
+    }
 
     // A second recording is deleted through the other node, by the node that keeps its files.
     let second = recorded(&a, &key).await;
