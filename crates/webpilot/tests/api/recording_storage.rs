@@ -352,3 +352,20 @@ async fn an_object_store_the_service_cannot_use_stops_its_start_with_the_reason(
         assert!(error.contains(said), "{address}: {error}");
     }
 }
+
+#[tokio::test]
+async fn recordings_in_the_object_store_past_their_retention_are_purged_from_it() {
+    let objects = tempfile::tempdir().expect("the object store's directory");
+    let store = format!("file://{}", objects.path().display());
+    let app = TestApp::spawn_with(|s| s.arg("object-store", &store)).await;
+    let key = app.key().await;
+    let sid = recorded(&app, &key).await;
+    let folder = objects.path().join("recordings").join(&sid);
+    assert!(folder.join("video.webm").is_file(), "{folder:?}");
+    // A cutoff just now: the recording ended before it, so its row and its objects go.
+    assert_eq!(app.app().recorders.purge(webpilot_store::now_ms() + 1).await.expect("purge"), 1);
+    assert!(!folder.join("video.webm").exists() && !folder.join("events.json").exists(), "{folder:?}");
+    let gone = json_of(get(&app, &format!("/recordings/{sid}"), Some(&key), None).await).await;
+    assert_error(&gone, 404, "RECORDING_NOT_FOUND");
+    app.stop().await;
+}
