@@ -4,8 +4,8 @@
 
 use crate::clients::run_python;
 use crate::cluster::Cluster;
-use crate::helpers::{admin, wait_until, Server, TestApp};
-use crate::recordings::ready;
+use crate::helpers::{Server, TestApp};
+use crate::recordings::{assert_error, cut_off_recording, json_of, ready};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -19,17 +19,6 @@ async fn get(app: &TestApp, path: &str, key: Option<&str>, range: Option<&str>) 
         req = req.header("range", r);
     }
     req.send().await.expect("request")
-}
-
-async fn json_of(resp: reqwest::Response) -> (u16, Value) {
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
-
-fn assert_error((status, body): &(u16, Value), want_status: u16, code: &str) {
-    assert_eq!(*status, want_status, "{body}");
-    assert_eq!(body["success"], false, "{body}");
-    assert_eq!(body["code"], code, "{body}");
 }
 
 /// Records a session on the red page of `app`'s site, ends it, and returns its id once it is ready.
@@ -292,30 +281,11 @@ async fn recordings_kept_in_s3_are_served_from_it_after_a_restart_and_deleted_fr
 #[tokio::test]
 async fn a_recording_cut_off_by_a_crash_is_uploaded_as_failed_when_its_node_starts_again() {
     let s3 = S3::start("webpilot-crashed").await;
-    let data = tempfile::tempdir().expect("tempdir");
-    let user = admin(data.path(), &["users", "create", "--name", "recorded", "--balance", "2.5"]);
-    let key = admin(data.path(), &["keys", "create", "--user", &user, "--name", "ci"]);
-    let mut flags = s3.flags("webpilot-crashed", "p");
-    flags.push("--record-sessions".into());
+    let flags = s3.flags("webpilot-crashed", "p");
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-    let server = Server::start_with(data.path(), &flags).await;
-    let client = reqwest::Client::new();
-    let started: Value = client
-        .post(format!("{}/start/start-session", server.base))
-        .bearer_auth(&key)
-        .json(&json!({}))
-        .send()
-        .await
-        .expect("start-session")
-        .json()
-        .await
-        .expect("its body");
-    assert_eq!(started["recording"], true, "{started}");
-    let sid = started["sessionId"].as_str().expect("sessionId").to_owned();
+    let (data, server, key, sid) = cut_off_recording(&flags).await;
     let folder = data.path().join("recordings").join(&sid);
-    // A keyframe is on disk (the header alone is some hundred bytes).
-    let written = || std::fs::metadata(folder.join("video.webm")).map(|m| m.len()).unwrap_or(0) > 2_000;
-    wait_until(Duration::from_secs(20), "a frame written", written).await;
+    let client = reqwest::Client::new();
     server.crash();
     let cut = std::fs::read(folder.join("video.webm")).expect("the video survives the crash");
 

@@ -25,12 +25,12 @@ async fn get_with(app: &TestApp, path: &str, key: Option<&str>) -> reqwest::Resp
     req.send().await.expect("request")
 }
 
-async fn json_of(resp: reqwest::Response) -> (u16, Value) {
+pub(crate) async fn json_of(resp: reqwest::Response) -> (u16, Value) {
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
-fn assert_error((status, body): &(u16, Value), want_status: u16, code: &str) {
+pub(crate) fn assert_error((status, body): &(u16, Value), want_status: u16, code: &str) {
     assert_eq!(*status, want_status, "{body}");
     assert_eq!(body["success"], false, "{body}");
     assert_eq!(body["code"], code, "{body}");
@@ -168,15 +168,17 @@ async fn a_recorded_session_leaves_a_video_of_its_pages_in_order_and_a_timeline(
     app.stop().await;
 }
 
-#[tokio::test]
-async fn a_recording_cut_off_by_a_crash_is_listed_as_failed_and_plays_up_to_the_cut() {
+/// The real binary on a fresh data directory with one user, recording every session (`--record-sessions`,
+/// and `extra`), with one session started and a keyframe of its video on disk: ready to be killed. Returns
+/// the data directory, the server, the user's key and the session id.
+pub(crate) async fn cut_off_recording(extra: &[&str]) -> (tempfile::TempDir, Server, String, String) {
     let data = tempfile::tempdir().expect("tempdir");
     let user = admin(data.path(), &["users", "create", "--name", "recorded", "--balance", "2.5"]);
     let key = admin(data.path(), &["keys", "create", "--user", &user, "--name", "ci"]);
-    // Every session is recorded (--record-sessions), without asking.
-    let server = Server::start_with(data.path(), &["--record-sessions"]).await;
-    let client = reqwest::Client::new();
-    let started: Value = client
+    let mut flags = vec!["--record-sessions"];
+    flags.extend_from_slice(extra);
+    let server = Server::start_with(data.path(), &flags).await;
+    let started: Value = reqwest::Client::new()
         .post(format!("{}/start/start-session", server.base))
         .bearer_auth(&key)
         .json(&json!({}))
@@ -186,11 +188,21 @@ async fn a_recording_cut_off_by_a_crash_is_listed_as_failed_and_plays_up_to_the_
         .json()
         .await
         .expect("its body");
+    assert_eq!(started["recording"], true, "{started}");
     let sid = started["sessionId"].as_str().expect("sessionId").to_owned();
     let video = data.path().join("recordings").join(&sid).join("video.webm");
     // A keyframe is on disk (the header alone is some hundred bytes).
     let written = || std::fs::metadata(&video).map(|m| m.len()).unwrap_or(0) > 2_000;
     wait_until(Duration::from_secs(20), "a frame written", written).await;
+    (data, server, key, sid)
+}
+
+#[tokio::test]
+async fn a_recording_cut_off_by_a_crash_is_listed_as_failed_and_plays_up_to_the_cut() {
+    // Every session is recorded (--record-sessions), without asking.
+    let (data, server, key, sid) = cut_off_recording(&[]).await;
+    let video = data.path().join("recordings").join(&sid).join("video.webm");
+    let client = reqwest::Client::new();
     server.crash();
 
     let size = std::fs::metadata(&video).expect("the video survives").len();
