@@ -3,7 +3,7 @@
 //! gets one retry, and fails with OUTPUT_INVALID after that.
 
 use crate::agent::{collect_events, tool_results, with_model};
-use crate::helpers::TestApp;
+use crate::helpers::{holds, stored_bytes, TestApp};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -40,25 +40,6 @@ impl Logs {
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
     }
-}
-
-/// Every byte the service stored: the files under its data directory (the SQLite database and its
-/// journal) and, on PostgreSQL, every row of its schema as text.
-async fn stored_bytes(app: &TestApp) -> Vec<u8> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(app.data_dir()).expect("data dir").flatten() {
-        if entry.path().is_file() {
-            out.extend(std::fs::read(entry.path()).unwrap_or_default());
-        }
-    }
-    if let Some(db) = &app.db {
-        out.extend(db.dump().await.expect("dump the test schema").into_bytes());
-    }
-    out
-}
-
-fn holds(haystack: &[u8], needle: &str) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
 const USER: &str = "ada.lovelace-77";

@@ -430,3 +430,22 @@ impl Drop for Server {
         }
     }
 }
+
+/// Every byte the service stored: the files under its data directory (the SQLite database and its
+/// journal) and, on PostgreSQL, every row of its schema as text.
+pub async fn stored_bytes(app: &TestApp) -> Vec<u8> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(app.data_dir()).expect("data dir").flatten() {
+        if entry.path().is_file() {
+            out.extend(std::fs::read(entry.path()).unwrap_or_default());
+        }
+    }
+    if let Some(db) = &app.db {
+        out.extend(db.dump().await.expect("dump the test schema").into_bytes());
+    }
+    out
+}
+
+pub fn holds(haystack: &[u8], needle: &str) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
+}

@@ -5,28 +5,9 @@
 //! and deletes for the owner only.
 
 use crate::cluster::Cluster;
-use crate::helpers::{Reply, TestApp};
+use crate::helpers::{holds, stored_bytes, Reply, TestApp};
 use serde_json::{json, Value};
 use webpilot_testkit::site::account::{cart_of, order_of, session_token, SESSION_COOKIE};
-
-/// Every byte the service stored: the files under its data directory (the SQLite database and its
-/// journal) and, on PostgreSQL, every row of its schema as text.
-async fn stored_bytes(app: &TestApp) -> Vec<u8> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(app.data_dir()).expect("data dir").flatten() {
-        if entry.path().is_file() {
-            out.extend(std::fs::read(entry.path()).unwrap_or_default());
-        }
-    }
-    if let Some(db) = &app.db {
-        out.extend(db.dump().await.expect("dump the test schema").into_bytes());
-    }
-    out
-}
-
-fn holds(haystack: &[u8], needle: &str) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle.as_bytes())
-}
 
 async fn call(app: &TestApp, method: reqwest::Method, path: &str, key: &str, body: Option<String>) -> Reply {
     let mut req = app.client.request(method, format!("{}{path}", app.base)).bearer_auth(key);
