@@ -65,24 +65,9 @@ impl Recorders {
     pub async fn purge(&self, ended_before: i64) -> Result<usize, webpilot_store::StoreError> {
         let gone = self.store.purge_recordings(&self.node_id, ended_before).await?;
         for (id, in_object_store) in &gone {
-            self.remove_files(id, *in_object_store).await;
+            files::remove(&self.root, self.blobs.as_ref(), id, *in_object_store).await;
         }
         Ok(gone.len())
-    }
-
-    /// Removes the files of the recording of `session` (its row is gone).
-    pub async fn remove_files(&self, session: &str, in_object_store: bool) {
-        if !in_object_store {
-            remove_folder(&self.root.join(session)).await;
-            return;
-        }
-        let Some(blobs) = &self.blobs else {
-            tracing::warn!(session, "a recording's files are in an object store this node is not configured with");
-            return;
-        };
-        if let Err(e) = blobs.delete_all(&files::blob_folder(session)).await {
-            tracing::warn!(session, error = %e, "a recording's files could not be removed from the object store");
-        }
     }
 
     /// Uploads the recording in `dir` to the object store, if there is one. `true` once both its video
@@ -110,7 +95,7 @@ impl Recorders {
         let uploaded = self.upload(session, dir).await;
         self.store.finish_recording(session, status, now_ms(), totals, uploaded).await?;
         if uploaded {
-            remove_folder(dir).await;
+            files::remove_folder(dir).await;
         }
         Ok(())
     }
@@ -238,14 +223,6 @@ async fn upload(blobs: &Blobs, session: &str, dir: &Path) -> Result<(), BlobErro
     let entries = timeline::read(dir).await?;
     let json = serde_json::to_vec(&entries).map_err(std::io::Error::other)?;
     blobs.put(&files::blob(session, files::EVENTS_FILE), json.into()).await
-}
-
-async fn remove_folder(dir: &Path) {
-    if let Err(e) = tokio::fs::remove_dir_all(dir).await {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!(error = %e, "a recording's folder could not be removed");
-        }
-    }
 }
 
 async fn file_size(path: &Path) -> i64 {

@@ -172,7 +172,7 @@ pub async fn list(
     let rows = state.store.list_recordings(&user.id, limit, offset).await?;
     let storage = RecordingStorage {
         used_bytes: state.store.recording_bytes(&user.id).await?,
-        quota_bytes: state.config.recording_quota_bytes,
+        quota_bytes: state.manager.config().recording_quota_bytes,
     };
     let recordings = rows.into_iter().map(|r| view(&state, r)).collect();
     Ok(Json(RecordingList { success: true, recordings, storage }))
@@ -279,21 +279,8 @@ pub async fn remove(
         return Ok(crate::forward::forward(&state, &address, parts, body).await);
     }
     state.store.delete_recording(&user.id, &r.session_id).await?;
-    match place {
-        Place::Here(dir) => {
-            if let Err(e) = tokio::fs::remove_dir_all(&dir).await {
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    tracing::warn!(error = %e, "a deleted recording's files could not be removed");
-                }
-            }
-        }
-        Place::Blobs(blobs) => {
-            if let Err(e) = blobs.delete_all(&files::blob_folder(&r.session_id)).await {
-                tracing::warn!(error = %e, "a deleted recording's files could not be removed from the object store");
-            }
-        }
-        Place::Node(_) => {}
-    }
+    let blobs = state.config.blobs.as_ref();
+    files::remove(&state.config.recordings_dir, blobs, &r.session_id, r.in_object_store).await;
     Ok(Json(Done { success: true, message: "recording deleted" }).into_response())
 }
 
