@@ -28,8 +28,6 @@ pub struct ApiConfig {
     pub recordings_dir: std::path::PathBuf,
     /// The object store finished recordings are uploaded to (`--object-store`), if any.
     pub blobs: Option<webpilot_blobs::Blobs>,
-    /// Bytes each user's recordings may take (`--recording-quota`; `None`: no quota).
-    pub recording_quota_bytes: Option<i64>,
 }
 
 /// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,

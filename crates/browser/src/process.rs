@@ -218,7 +218,8 @@ impl BrowserProcess {
     }
 
     pub fn is_alive(&self) -> bool {
-        !self.died.is_cancelled() && !self.handler.is_finished()
+        // Cancelled as the handler task ends, however it ends.
+        !self.died.is_cancelled()
     }
 
     /// Resolves once the browser died or its connection dropped.

@@ -74,13 +74,6 @@ impl LiveTask {
         tokio::time::timeout(timeout, settled).await.is_ok()
     }
 
-    /// Waits until the outcome is stored; false on timeout.
-    pub async fn wait_done(&self, timeout: std::time::Duration) -> bool {
-        let mut rx = self.done.subscribe();
-        let done = matches!(tokio::time::timeout(timeout, rx.wait_for(|d| *d)).await, Ok(Ok(_)));
-        done
-    }
-
     /// The poll view while running.
     pub fn view(&self) -> TaskView {
         if let Some(v) = self.final_view.lock().ok().and_then(|v| v.clone()) {

@@ -289,7 +289,6 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             egress_allow: serve.egress_allow.clone().into(),
             recordings_dir,
             blobs,
-            recording_quota_bytes: recording_quota(serve),
         }),
         metrics: webpilot_api::metrics::install(),
         redis,
