@@ -13,7 +13,7 @@ use chromiumoxide::cdp::browser_protocol::browser::{
 };
 use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
 use futures::StreamExt;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -108,6 +108,7 @@ pub(crate) async fn open(
         timeout,
         used: 0,
         tracked: HashMap::new(),
+        unclaimed: Unclaimed::default(),
         tx,
     };
     let watcher = tokio::spawn(watch.run(began, progress));
@@ -137,6 +138,7 @@ struct Watch {
     /// Bytes of this context's downloads kept so far.
     used: u64,
     tracked: HashMap<String, Tracked>,
+    unclaimed: Unclaimed,
     tx: mpsc::UnboundedSender<DownloadOutcome>,
     in_flight: Arc<AtomicUsize>,
 }
@@ -149,6 +151,8 @@ impl Watch {
     ) {
         loop {
             tokio::select! {
+                // Begins first: a begin and its progress, both read, are handled in their order.
+                biased;
                 Some(e) = began.next() => self.began(&e).await,
                 Some(e) = progress.next() => self.progressed(&e).await,
                 else => return,
@@ -169,22 +173,26 @@ impl Watch {
         {
             Ok(info) => match info.result.target_info.browser_context_id {
                 Some(c) if c == self.context => true,
-                _ => return, // another context's
+                _ => return self.unclaimed.foreign(&e.guid),
             },
             Err(_) => false,
         };
         let tracked = Tracked { suggested: e.suggested_filename.clone(), url: e.url.clone(), sure };
         self.tracked.insert(e.guid.clone(), tracked);
+        if let Some(early) = self.unclaimed.claim(&e.guid) {
+            self.progressed(&early).await;
+        }
     }
 
-    async fn progressed(&mut self, e: &EventDownloadProgress) {
+    async fn progressed(&mut self, e: &Arc<EventDownloadProgress>) {
         if e.state == DownloadProgressState::Canceled {
             // Also the end of one this watcher cancelled: nothing of it may stay.
             self.tracked.remove(&e.guid);
+            self.unclaimed.ended(&e.guid);
             self.discard(&e.guid).await;
             return;
         }
-        let Some(t) = self.tracked.get(&e.guid) else { return };
+        let Some(t) = self.tracked.get(&e.guid) else { return self.unclaimed.hold(e) };
         let allowed = self.allowed();
         let size = e.total_bytes.max(e.received_bytes).max(0.0) as u64;
         match e.state {
@@ -234,6 +242,49 @@ impl Watch {
     }
 }
 
+/// Progress of downloads this watcher does not track. `downloadWillBegin` and `downloadProgress` come
+/// through two channels, so a small download's `completed` can be read before its begin: such progress
+/// is held until the begin says whose download it is. Downloads begun in other contexts are remembered
+/// until they end, so that their progress is dropped rather than held. Only downloads of other contexts
+/// already under way when the watcher started can stay held unclaimed.
+#[derive(Default)]
+struct Unclaimed {
+    /// The latest progress of each download whose begin is still to be read.
+    early: HashMap<String, Arc<EventDownloadProgress>>,
+    /// Downloads begun in other contexts and not yet ended.
+    foreign: HashSet<String>,
+}
+
+impl Unclaimed {
+    /// Progress of a download not tracked (yet).
+    fn hold(&mut self, e: &Arc<EventDownloadProgress>) {
+        if !self.foreign.contains(&e.guid) {
+            self.early.insert(e.guid.clone(), e.clone());
+        } else if e.state != DownloadProgressState::InProgress {
+            self.foreign.remove(&e.guid);
+        }
+    }
+
+    /// Download `guid` began in another context.
+    fn foreign(&mut self, guid: &str) {
+        let ended = self.early.remove(guid).is_some_and(|p| p.state != DownloadProgressState::InProgress);
+        if !ended {
+            self.foreign.insert(guid.to_string());
+        }
+    }
+
+    /// Download `guid` began in this context: the progress read before its begin, if any.
+    fn claim(&mut self, guid: &str) -> Option<Arc<EventDownloadProgress>> {
+        self.early.remove(guid)
+    }
+
+    /// Download `guid` was cancelled.
+    fn ended(&mut self, guid: &str) {
+        self.early.remove(guid);
+        self.foreign.remove(guid);
+    }
+}
+
 /// Removes the entries of `dir` whose names start with `guid`.
 async fn remove_named(dir: &Path, guid: &str) {
     let Ok(mut entries) = tokio::fs::read_dir(dir).await else { return };
@@ -241,5 +292,52 @@ async fn remove_named(dir: &Path, guid: &str) {
         if entry.file_name().to_string_lossy().starts_with(guid) {
             let _ = tokio::fs::remove_file(entry.path()).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(guid: &str, state: DownloadProgressState) -> Arc<EventDownloadProgress> {
+        Arc::new(EventDownloadProgress {
+            guid: guid.into(),
+            total_bytes: 43.0,
+            received_bytes: 43.0,
+            state,
+            file_path: None,
+        })
+    }
+
+    #[test]
+    fn a_completion_read_before_its_begin_is_handed_to_the_begin() {
+        let mut u = Unclaimed::default();
+        u.hold(&progress("a", DownloadProgressState::InProgress));
+        u.hold(&progress("a", DownloadProgressState::Completed));
+        let claimed = u.claim("a").expect("held until its begin");
+        assert_eq!(claimed.state, DownloadProgressState::Completed, "the latest progress");
+        assert!(u.claim("a").is_none(), "handed over once");
+        assert!(u.early.is_empty() && u.foreign.is_empty());
+    }
+
+    #[test]
+    fn another_contexts_progress_is_dropped_and_forgotten_when_it_ends() {
+        let mut u = Unclaimed::default();
+        // Begun elsewhere, then its progress: nothing is held, and its end forgets it.
+        u.foreign("b");
+        u.hold(&progress("b", DownloadProgressState::InProgress));
+        assert!(u.early.is_empty());
+        u.hold(&progress("b", DownloadProgressState::Completed));
+        assert!(u.foreign.is_empty());
+        // Its completion read before its begin: the begin drops it, and nothing is remembered.
+        u.hold(&progress("c", DownloadProgressState::Completed));
+        u.foreign("c");
+        assert!(u.early.is_empty() && u.foreign.is_empty());
+        // Under way when its begin is read: remembered until cancelled.
+        u.hold(&progress("d", DownloadProgressState::InProgress));
+        u.foreign("d");
+        assert!(u.foreign.contains("d"));
+        u.ended("d");
+        assert!(u.early.is_empty() && u.foreign.is_empty());
     }
 }
