@@ -15,6 +15,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
 
+/// From this pace on (a recorder alone takes 10 frames a second), a page that draws new pictures faster
+/// than the pace has its screencast paused between frames. While a screencast runs, Chromium's compositor
+/// captures every frame the page draws (in its GPU process), whatever is acknowledged: the acknowledgement
+/// only spares encoding and sending. Stopped, nothing is captured; started again, it sends the current
+/// picture. A still page keeps its screencast running, which costs nothing while nothing is drawn.
+const PAUSE_FROM: Duration = Duration::from_millis(80);
+
 /// One compressed picture of the active tab's viewport.
 #[derive(Debug, Clone)]
 pub struct PageFrame {
@@ -69,30 +76,48 @@ async fn cast_tab(
     else {
         return wait_for_change(tx, changes).await;
     };
-    let start = StartScreencastParams::builder()
-        .format(StartScreencastFormat::Jpeg)
-        .quality(i64::from(quality.clamp(1, 100)))
-        .max_width(i64::from(FRAME_WIDTH))
-        .max_height(i64::from(PAGE_HEIGHT))
-        .every_nth_frame(1)
-        .build();
-    if let Err(e) = within(timeout, "start screencast", tab.execute(start)).await {
-        tracing::debug!(error = %e, "the screencast did not start on the active tab");
+    if !start(tab, quality, timeout).await {
         return wait_for_change(tx, changes).await;
     }
+    // The last picture sent, to tell a page that changes from one that only gets captured again.
+    let mut previous: Option<Vec<u8>> = None;
     let ended = loop {
         tokio::select! {
             frame = frames.next() => match frame {
                 Some(frame) => {
                     let data: &str = frame.data.as_ref();
-                    if let Ok(jpeg) = base64::engine::general_purpose::STANDARD.decode(data) {
+                    let jpeg = base64::engine::general_purpose::STANDARD.decode(data).ok();
+                    let changed = jpeg.is_some() && jpeg != previous;
+                    let pace_now = *pace.borrow();
+                    let due = last_ack + pace_now;
+                    // A page drawing faster than the pace, watched slowly: the screencast is paused at once
+                    // until the next frame is due (see `PAUSE_FROM`).
+                    let pause = pace_now >= PAUSE_FROM && changed && Instant::now() < due;
+                    if pause {
+                        let _ = within(timeout, "pause screencast", tab.execute(StopScreencastParams::default())).await;
+                    }
+                    if let Some(jpeg) = jpeg {
+                        previous = Some(jpeg.clone());
                         if tx.send(PageFrame { jpeg }).await.is_err() {
                             break Ended::Unwatched;
                         }
                     }
-                    // Chromium captures the next frame only after this one is acknowledged: acknowledging
-                    // it no sooner than `pace` after the last caps how often the page is captured.
-                    let due = last_ack + *pace.borrow();
+                    if pause {
+                        tokio::select! {
+                            _ = tokio::time::sleep_until(due) => {}
+                            changed = changes.changed() => {
+                                break if changed.is_ok() { Ended::TabChanged } else { Ended::Unwatched };
+                            }
+                            _ = tx.closed() => break Ended::Unwatched,
+                        }
+                        if !start(tab, quality, timeout).await {
+                            break wait_for_change(tx, changes).await;
+                        }
+                        last_ack = Instant::now();
+                        continue;
+                    }
+                    // Chromium sends the next frame only after this one is acknowledged: acknowledging it no
+                    // sooner than `pace` after the last caps how often frames are encoded and sent.
                     tokio::select! {
                         _ = tokio::time::sleep_until(due) => {}
                         changed = changes.changed() => {
@@ -113,6 +138,24 @@ async fn cast_tab(
     };
     let _ = within(timeout, "stop screencast", tab.execute(StopScreencastParams::default())).await;
     ended
+}
+
+/// Starts the screencast of `tab`; false (logged) when it does not start.
+async fn start(tab: &Page, quality: u8, timeout: Duration) -> bool {
+    let start = StartScreencastParams::builder()
+        .format(StartScreencastFormat::Jpeg)
+        .quality(i64::from(quality.clamp(1, 100)))
+        .max_width(i64::from(FRAME_WIDTH))
+        .max_height(i64::from(PAGE_HEIGHT))
+        .every_nth_frame(1)
+        .build();
+    match within(timeout, "start screencast", tab.execute(start)).await {
+        Ok(_) => true,
+        Err(e) => {
+            tracing::debug!(error = %e, "the screencast did not start on the active tab");
+            false
+        }
+    }
 }
 
 /// Waits until the tabs change or nobody watches.

@@ -4,10 +4,11 @@
 //! viewer clicks on the frame is exactly the interaction coordinate.
 
 use ab_glyph::{FontRef, PxScale};
-use image::codecs::jpeg::JpegEncoder;
-use image::{imageops, ImageFormat, Rgb, RgbImage};
+use image::codecs::jpeg::{JpegDecoder, JpegEncoder};
+use image::{imageops, ColorType, ImageDecoder, ImageFormat, Rgb, RgbImage};
 use imageproc::drawing::{draw_filled_rect_mut, draw_text_mut, text_size};
 use imageproc::rect::Rect;
+use std::io::Cursor;
 use std::sync::LazyLock;
 use webpilot_browser::TabInfo;
 use webpilot_core::geometry::{CHROME_BAND, FRAME_HEIGHT, FRAME_WIDTH, PAGE_HEIGHT};
@@ -123,9 +124,29 @@ fn write(img: &mut RgbImage, x: i32, y: i32, px: f32, colour: Rgb<u8>, text: &st
 /// The whole frame: `band` on top of the page picture (`None` before the first one arrives: a white
 /// page). A picture of another size is scaled into the 1024 x 445 viewport.
 pub fn compose_rgb(band: &RgbImage, page_jpeg: Option<&[u8]>) -> Result<RgbImage, ComposeError> {
-    let mut frame = RgbImage::from_pixel(FRAME_WIDTH, FRAME_HEIGHT, Rgb([255, 255, 255]));
-    imageops::replace(&mut frame, band, 0, 0);
+    let row = FRAME_WIDTH as usize * 3;
+    let band_bytes = row * CHROME_BAND as usize;
+    // Done for every frame: the band's rows are copied and the page decoded straight into the frame's
+    // rows below it (no intermediate image), unless either has another size.
+    let mut frame = RgbImage::new(FRAME_WIDTH, FRAME_HEIGHT);
+    let buf: &mut [u8] = &mut frame;
+    buf.fill(255);
+    let whole_band = band.dimensions() == (FRAME_WIDTH, CHROME_BAND);
+    if whole_band {
+        buf[..band_bytes].copy_from_slice(band.as_raw());
+    }
+    let mut page_done = page_jpeg.is_none();
     if let Some(jpeg) = page_jpeg {
+        let decoder = JpegDecoder::new(Cursor::new(jpeg)).map_err(ComposeError::Decode)?;
+        if decoder.dimensions() == (FRAME_WIDTH, PAGE_HEIGHT) && decoder.color_type() == ColorType::Rgb8 {
+            decoder.read_image(&mut buf[band_bytes..]).map_err(ComposeError::Decode)?;
+            page_done = true;
+        }
+    }
+    if !whole_band {
+        imageops::replace(&mut frame, band, 0, 0);
+    }
+    if let (false, Some(jpeg)) = (page_done, page_jpeg) {
         let mut page =
             image::load_from_memory_with_format(jpeg, ImageFormat::Jpeg).map_err(ComposeError::Decode)?.to_rgb8();
         if page.dimensions() != (FRAME_WIDTH, PAGE_HEIGHT) {

@@ -62,6 +62,32 @@ pub(crate) async fn ready(app: &TestApp, key: &str, sid: &str) -> Value {
     }
 }
 
+/// A recorder alone pauses the page's screencast between the frames it takes; the video must still
+/// show an animated page moving.
+#[tokio::test]
+async fn a_recording_alone_on_an_animated_page_shows_it_moving() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let url = app.site.url("/paint?bg=ffffff&animate=1");
+    let r = app.post("/start/start-session", &key, json!({ "startingUrl": url, "recording": true })).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+    let done = app.run_in(&key, &sid, "wait 3 seconds").await;
+    assert_eq!(done["type"], "task_completed", "{done}");
+    assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
+    ready(&app, &key, &sid).await;
+
+    let bytes = get_with(&app, &format!("/recordings/{sid}/video.webm"), Some(&key)).await.bytes().await;
+    let file = app.data_dir().join("animated.webm");
+    std::fs::write(&file, bytes.expect("video bytes")).expect("write the video");
+    let decoded = run_python("webm_frames.py", &[file.to_str().expect("path")], &[], Duration::from_secs(60)).await;
+    let frames = decoded["frames"].as_array().expect("frames");
+    let mut places: Vec<i64> = frames.iter().filter_map(|f| f["box"].as_i64()).map(|x| x / 10).collect();
+    places.dedup();
+    // The box crosses 250 px a second: over 3 s, a moving recording shows it in many places.
+    assert!(places.len() >= 6, "the box is seen in {} places: {decoded}", places.len());
+}
+
 #[tokio::test]
 async fn a_recorded_session_leaves_a_video_of_its_pages_in_order_and_a_timeline() {
     let app = TestApp::spawn().await;
