@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use webpilot_core::params::{SendMessage, SessionParams};
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_sessions::{SendOutcome, StartedTask};
+use webpilot_sessions::{Recording, SendOutcome, StartedTask};
 use webpilot_store::User;
 
 /// A use case with its parsed input.
@@ -93,7 +93,8 @@ pub(crate) enum Sent {
 pub(crate) async fn execute(state: &AppState, user: &User, call: Call) -> Result<Outcome, ApiError> {
     Ok(match call {
         Call::StartSession(params) => Outcome::Started(start_session(state, user, params).await?),
-        Call::RunTask(params) => Outcome::Finished(run_task(state, user, params).await?),
+        // Socket.IO and MCP answers have no headers: there, `GET /recordings/{sessionId}` tells.
+        Call::RunTask(params) => Outcome::Finished(run_task(state, user, params).await?.0),
         Call::Send { message, wait } => match (send(state, user, &message).await?, wait) {
             (Sent::Ack(ack), _) => Outcome::Message(SendMessageResponse::Ack(ack)),
             (Sent::Task(task), Wait::ForTask) => {
@@ -117,22 +118,29 @@ pub(crate) async fn start_session(
     Ok(views::session_started(&state.config, &state.stream_key, &started, &prompt, &socket_url))
 }
 
-/// Starts a session for its one task (run-task, chat completions) and returns the task.
+/// Starts a session for its one task (run-task, chat completions) and returns the task, and whether
+/// the session is recorded.
 pub(crate) async fn start_task(
     state: &AppState,
     user: &User,
     params: SessionParams,
     context: Vec<(String, String)>,
-) -> Result<StartedTask, ApiError> {
+) -> Result<(StartedTask, Recording), ApiError> {
     let started = state.manager.start_session_with_context(user, params, context).await?;
     // Parsing for run-task requires taskDetails, so the session always starts with its task.
-    started.task.ok_or_else(|| ApiError::new(ErrorCode::InternalError, "the session started without its task"))
+    let task =
+        started.task.ok_or_else(|| ApiError::new(ErrorCode::InternalError, "the session started without its task"))?;
+    Ok((task, started.recording))
 }
 
 /// Starts a session with one task and waits up to the inline wait for it.
-pub(crate) async fn run_task(state: &AppState, user: &User, params: SessionParams) -> Result<TaskAfterWait, ApiError> {
-    let task = start_task(state, user, params, Vec::new()).await?;
-    finish(state, &task).await
+pub(crate) async fn run_task(
+    state: &AppState,
+    user: &User,
+    params: SessionParams,
+) -> Result<(TaskAfterWait, Recording), ApiError> {
+    let (task, recording) = start_task(state, user, params, Vec::new()).await?;
+    Ok((finish(state, &task).await?, recording))
 }
 
 /// Sends a message to one of `user`'s sessions.

@@ -128,6 +128,21 @@ fn recording_skipped(recording: Recording) -> Option<RecordingSkipped> {
     }
 }
 
+/// The header run-task and chat completions answer with, since their bodies keep the spec's and OpenAI's
+/// shapes: `on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED` (what start-session's
+/// `recording` and `recordingSkipped` say).
+pub const RECORDING_HEADER: &str = "x-webpilot-recording";
+
+/// The value of [`RECORDING_HEADER`] for a session's recording.
+pub fn recording_header(recording: Recording) -> [(axum::http::HeaderName, axum::http::HeaderValue); 1] {
+    let value = match recording {
+        Recording::On => "on",
+        Recording::Off => "off",
+        Recording::OverQuota => "skipped; code=RECORDING_QUOTA_EXCEEDED",
+    };
+    [(axum::http::HeaderName::from_static(RECORDING_HEADER), axum::http::HeaderValue::from_static(value))]
+}
+
 /// Body of start-session; `socket_url` carries the session's socket capability, and the streaming
 /// URLs its owner's (control) live-view token, valid for the session's lifetime.
 pub fn session_started(

@@ -37,7 +37,8 @@ const WAIT_SLACK: Duration = Duration::from_secs(10);
     request_body(content = ChatCompletionRequest),
     responses(
         (status = 200, description = "The completion; with `stream: true`, `text/event-stream` chunks (`chat.completion.chunk`)",
-            content((ChatCompletion = "application/json"), (String = "text/event-stream"))),
+            content((ChatCompletion = "application/json"), (String = "text/event-stream")),
+            headers(("x-webpilot-recording" = String, description = "`on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED`"))),
         (status = 400, description = "`INVALID_PARAMS`, `MISSING_REQUIRED_FIELD`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`; \
             a guardrail answers 400 with `{error: {message, type: guardrail_error, code: guardrail_triggered}}`", body = OpenAiErrorBody),
         (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = OpenAiErrorBody),
@@ -100,7 +101,7 @@ enum Outcome {
 async fn chat(state: &AppState, user: &User, body: Result<Bytes, BytesRejection>) -> Result<Response, ErrorResponse> {
     let req = ChatRequest::parse(&parse_json(body)?)?;
     let max_wait = Duration::from_millis(req.params.limits.max_duration_ms) + WAIT_SLACK;
-    let task = crate::calls::start_task(state, user, req.params, req.context).await?;
+    let (task, recording) = crate::calls::start_task(state, user, req.params, req.context).await?;
     let guard = SessionGuard { manager: state.manager.clone(), session_id: Some(task.session_id.clone()) };
     let meta = Meta {
         id: format!("chatcmpl-{}", task.task_id),
@@ -111,11 +112,12 @@ async fn chat(state: &AppState, user: &User, body: Result<Bytes, BytesRejection>
     };
     tracing::info!(session = %meta.session_id, task = %meta.task_id, stream = req.stream, "chat completion started");
     let run = run_to_end(state.manager.clone(), task, guard, max_wait);
-    if req.stream {
-        Ok(stream_response(meta, run, state.config.chat_keep_alive))
+    let response = if req.stream {
+        stream_response(meta, run, state.config.chat_keep_alive)
     } else {
-        Ok(json_response(&meta, run.await))
-    }
+        json_response(&meta, run.await)
+    };
+    Ok((crate::views::recording_header(recording), response).into_response())
 }
 
 /// Waits for the task's end (or a guardrail), then terminates the session.

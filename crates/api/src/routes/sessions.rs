@@ -13,6 +13,7 @@ use crate::views::{SendMessageResponse, SessionStarted, TaskAfterWait};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
+use axum::response::IntoResponse;
 use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -46,7 +47,8 @@ pub async fn start_session(
 #[utoipa::path(post, path = "/start/run-task", operation_id = "runTask", tag = SESSIONS, security(("apiKey" = [])),
     request_body(content = RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
     responses(
-        (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait),
+        (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait,
+            headers(("x-webpilot-recording" = String, description = "`on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED`"))),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (taskDetails), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
@@ -61,9 +63,10 @@ pub async fn run_task(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
     body: Result<Bytes, BytesRejection>,
-) -> ApiResult<Json<TaskAfterWait>> {
+) -> ApiResult<impl IntoResponse> {
     let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::RunTask)?;
-    Ok(Json(calls::run_task(&state, &user, params).await?))
+    let (outcome, recording) = calls::run_task(&state, &user, params).await?;
+    Ok((views::recording_header(recording), Json(outcome)))
 }
 
 /// Sends a message to a session: a new task (answered after up to 50 s, like run-task), a state

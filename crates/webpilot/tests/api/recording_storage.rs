@@ -69,6 +69,28 @@ async fn a_user_over_the_recording_quota_gets_sessions_that_say_they_are_not_rec
         404,
         "RECORDING_NOT_FOUND",
     );
+    // Run-task and chat completions keep their bodies' shapes and say it in a header.
+    let header = |r: &reqwest::Response| r.headers().get("x-webpilot-recording").map(|v| v.as_bytes().to_vec());
+    let skipped = Some(b"skipped; code=RECORDING_QUOTA_EXCEEDED".to_vec());
+    let task = json!({ "taskDetails": "wait 1 seconds", "startingUrl": page, "recording": true });
+    let r = app.client.post(format!("{}/start/run-task", app.base)).bearer_auth(&key).json(&task).send().await;
+    let r = r.expect("run-task");
+    assert_eq!((r.status().as_u16(), header(&r)), (200, skipped.clone()));
+    let chat = json!({
+        "model": "svc-browser-1",
+        "messages": [{ "role": "user", "content": format!("open {page} then report the title") }],
+    });
+    for (metadata, want) in [(json!({ "recording": "true" }), skipped), (json!({}), Some(b"off".to_vec()))] {
+        let mut body = chat.clone();
+        body["metadata"] = metadata;
+        let r = app.client.post(format!("{}/v1/chat/completions", app.base)).bearer_auth(&key).json(&body).send();
+        let r = r.await.expect("chat");
+        assert_eq!((r.status().as_u16(), header(&r)), (200, want));
+    }
+    let task = json!({ "taskDetails": "wait 1 seconds", "startingUrl": page, "recording": true });
+    let r = app.client.post(format!("{}/start/run-task", app.base)).bearer_auth(&other).json(&task).send().await;
+    assert_eq!(header(&r.expect("run-task")), Some(b"on".to_vec()), "another user's quota is their own");
+
     // A session that does not ask says nothing of the quota; another user has a quota of their own.
     let plain = app.post("/start/start-session", &key, json!({ "startingUrl": page })).await;
     assert_eq!((plain.body["recording"].as_bool(), plain.body.get("recordingSkipped")), (Some(false), None));
