@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
-use webpilot_core::{ApiError, ErrorCode};
+use webpilot_core::{ApiError, ErrorCode, UserId};
 use webpilot_liveview::files;
 use webpilot_liveview::timeline::Entry;
 use webpilot_store::{RecordingRecord, RecordingStatus};
@@ -137,7 +137,13 @@ async fn readable(
             return Err(ApiError::new(ErrorCode::Unauthorized, "the link is not valid for this recording").into());
         }
         let found = state.store.recording_of_session(session_id).await?;
-        return Ok(found.ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))?);
+        let found = found.ok_or_else(|| ApiError::code(ErrorCode::RecordingNotFound))?;
+        // A deactivated account's links stop working, like its live-view and DevTools links.
+        let owner = state.store.get_user(&UserId::from_string(&found.user_id)).await?;
+        if owner.is_some_and(|u| !u.is_active()) {
+            return Err(ApiError::code(ErrorCode::AccountDeactivated).into());
+        }
+        return Ok(found);
     }
     let AuthUser(user) = AuthUser::from_request_parts(parts, state).await?;
     Ok(owned(state, &user, session_id).await?)

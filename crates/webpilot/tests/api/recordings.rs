@@ -295,7 +295,7 @@ async fn the_timeline_names_secrets_and_never_holds_their_values() {
 #[tokio::test]
 async fn a_share_link_serves_the_video_and_timeline_without_a_key_and_nothing_else() {
     let app = TestApp::spawn().await;
-    let (key, other) = (app.key().await, app.key().await);
+    let ((owner, key), other) = (app.user(5.0).await, app.key().await);
     let body = json!({ "startingUrl": app.site.url("/paint?bg=ff0000"), "recording": true });
     let sid = app.start_session(&key, body).await;
     app.run_in(&key, &sid, "wait 1 second").await;
@@ -327,6 +327,10 @@ async fn a_share_link_serves_the_video_and_timeline_without_a_key_and_nothing_el
     assert_error(&json_of(live).await, 401, "UNAUTHORIZED");
     let forged = get_with(&app, &format!("/recordings/{sid}/events?token=9999999999.r.{}", "0".repeat(32)), None).await;
     assert_error(&json_of(forged).await, 401, "UNAUTHORIZED");
+    // A deactivated account's links stop working, like its live-view and DevTools links.
+    app.app().store.deactivate_user(&owner).await.expect("deactivate");
+    assert_error(&json_of(app.client.get(video).send().await.expect("video")).await, 403, "ACCOUNT_DEACTIVATED");
+    assert_error(&json_of(app.client.get(events).send().await.expect("events")).await, 403, "ACCOUNT_DEACTIVATED");
     app.stop().await;
 }
 
