@@ -102,31 +102,19 @@ async fn cast_tab(
                             break Ended::Unwatched;
                         }
                     }
+                    if let Some(ended) = wait_until(due, tx, changes).await {
+                        break ended;
+                    }
                     if pause {
-                        tokio::select! {
-                            _ = tokio::time::sleep_until(due) => {}
-                            changed = changes.changed() => {
-                                break if changed.is_ok() { Ended::TabChanged } else { Ended::Unwatched };
-                            }
-                            _ = tx.closed() => break Ended::Unwatched,
-                        }
                         if !start(tab, quality, timeout).await {
                             break wait_for_change(tx, changes).await;
                         }
-                        last_ack = Instant::now();
-                        continue;
+                    } else {
+                        // Chromium sends the next frame only after this one is acknowledged: acknowledging it
+                        // no sooner than `pace` after the last caps how often frames are encoded and sent.
+                        let ack = ScreencastFrameAckParams::new(frame.session_id);
+                        let _ = within(timeout, "acknowledge a frame", tab.execute(ack)).await;
                     }
-                    // Chromium sends the next frame only after this one is acknowledged: acknowledging it no
-                    // sooner than `pace` after the last caps how often frames are encoded and sent.
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(due) => {}
-                        changed = changes.changed() => {
-                            break if changed.is_ok() { Ended::TabChanged } else { Ended::Unwatched };
-                        }
-                        _ = tx.closed() => break Ended::Unwatched,
-                    }
-                    let ack = ScreencastFrameAckParams::new(frame.session_id);
-                    let _ = within(timeout, "acknowledge a frame", tab.execute(ack)).await;
                     last_ack = Instant::now();
                 }
                 // The tab went away (closed, crashed or its context closed).
@@ -155,6 +143,14 @@ async fn start(tab: &Page, quality: u8, timeout: Duration) -> bool {
             tracing::debug!(error = %e, "the screencast did not start on the active tab");
             false
         }
+    }
+}
+
+/// Waits until `due`; what ended the screencast if the tabs changed or nobody watches first.
+async fn wait_until(due: Instant, tx: &mpsc::Sender<PageFrame>, changes: &mut watch::Receiver<u64>) -> Option<Ended> {
+    tokio::select! {
+        _ = tokio::time::sleep_until(due) => None,
+        ended = wait_for_change(tx, changes) => Some(ended),
     }
 }
 

@@ -124,37 +124,37 @@ fn write(img: &mut RgbImage, x: i32, y: i32, px: f32, colour: Rgb<u8>, text: &st
 /// The whole frame: `band` on top of the page picture (`None` before the first one arrives: a white
 /// page). A picture of another size is scaled into the 1024 x 445 viewport.
 pub fn compose_rgb(band: &RgbImage, page_jpeg: Option<&[u8]>) -> Result<RgbImage, ComposeError> {
-    let row = FRAME_WIDTH as usize * 3;
-    let band_bytes = row * CHROME_BAND as usize;
-    // Done for every frame: the band's rows are copied and the page decoded straight into the frame's
-    // rows below it (no intermediate image), unless either has another size.
     let mut frame = RgbImage::new(FRAME_WIDTH, FRAME_HEIGHT);
     let buf: &mut [u8] = &mut frame;
     buf.fill(255);
-    let whole_band = band.dimensions() == (FRAME_WIDTH, CHROME_BAND);
-    if whole_band {
-        buf[..band_bytes].copy_from_slice(band.as_raw());
-    }
-    let mut page_done = page_jpeg.is_none();
-    if let Some(jpeg) = page_jpeg {
-        let decoder = JpegDecoder::new(Cursor::new(jpeg)).map_err(ComposeError::Decode)?;
-        if decoder.dimensions() == (FRAME_WIDTH, PAGE_HEIGHT) && decoder.color_type() == ColorType::Rgb8 {
-            decoder.read_image(&mut buf[band_bytes..]).map_err(ComposeError::Decode)?;
-            page_done = true;
-        }
-    }
-    if !whole_band {
+    // Done for every frame: a band of the usual size is copied row for row.
+    if band.dimensions() == (FRAME_WIDTH, CHROME_BAND) {
+        buf[..band.as_raw().len()].copy_from_slice(band.as_raw());
+    } else {
         imageops::replace(&mut frame, band, 0, 0);
     }
-    if let (false, Some(jpeg)) = (page_done, page_jpeg) {
-        let mut page =
-            image::load_from_memory_with_format(jpeg, ImageFormat::Jpeg).map_err(ComposeError::Decode)?.to_rgb8();
-        if page.dimensions() != (FRAME_WIDTH, PAGE_HEIGHT) {
-            page = imageops::resize(&page, FRAME_WIDTH, PAGE_HEIGHT, imageops::FilterType::Triangle);
-        }
-        imageops::replace(&mut frame, &page, 0, i64::from(CHROME_BAND));
+    if let Some(jpeg) = page_jpeg {
+        draw_page(&mut frame, jpeg)?;
     }
     Ok(frame)
+}
+
+/// Draws the page picture below the band: a picture of the viewport's size is decoded straight into the
+/// frame's rows (no intermediate image); one of another size is scaled into the viewport.
+fn draw_page(frame: &mut RgbImage, jpeg: &[u8]) -> Result<(), ComposeError> {
+    let decoder = JpegDecoder::new(Cursor::new(jpeg)).map_err(ComposeError::Decode)?;
+    if decoder.dimensions() == (FRAME_WIDTH, PAGE_HEIGHT) && decoder.color_type() == ColorType::Rgb8 {
+        let below_band = FRAME_WIDTH as usize * 3 * CHROME_BAND as usize;
+        let rows: &mut [u8] = frame;
+        return decoder.read_image(&mut rows[below_band..]).map_err(ComposeError::Decode);
+    }
+    let mut page =
+        image::load_from_memory_with_format(jpeg, ImageFormat::Jpeg).map_err(ComposeError::Decode)?.to_rgb8();
+    if page.dimensions() != (FRAME_WIDTH, PAGE_HEIGHT) {
+        page = imageops::resize(&page, FRAME_WIDTH, PAGE_HEIGHT, imageops::FilterType::Triangle);
+    }
+    imageops::replace(frame, &page, 0, i64::from(CHROME_BAND));
+    Ok(())
 }
 
 /// A frame as a JPEG of `quality`.

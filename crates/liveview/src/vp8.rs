@@ -186,7 +186,6 @@ mod tests {
     use image::Rgb;
 
     /// The conversion written plainly, index by index: the fast one must give the same bytes.
-    #[rustfmt::skip]
     fn reference_i420(rgb: &RgbImage) -> Vec<u8> {
         let (w, h) = (rgb.width() as usize, rgb.height() as usize);
         let mut out = vec![0u8; w * h * 3 / 2];
