@@ -92,20 +92,22 @@ pub(crate) fn arguments<'a>(flags: impl IntoIterator<Item = &'a str>, profile: &
     args
 }
 
-/// Starts `executable` with `args` and `env`, its DevTools pipes on fds 3 (it reads) and 4 (it writes),
-/// and a bridge over them. The child is killed when dropped.
+/// Starts `executable` with `args` and `env` in the directory `cwd` (its profile: never the service's
+/// own working directory, where a relative data directory lives), its DevTools pipes on fds 3 (it reads)
+/// and 4 (it writes), and a bridge over them. The child is killed when dropped.
 #[allow(unsafe_code)]
 pub(crate) async fn spawn(
     executable: &Path,
     args: &[String],
     env: &[(String, String)],
+    cwd: &Path,
 ) -> std::io::Result<(Child, Bridge)> {
     let (child_reads, to_browser) = std::io::pipe()?;
     let (from_browser, child_writes) = std::io::pipe()?;
     let (child_reads, child_writes) = (OwnedFd::from(child_reads), OwnedFd::from(child_writes));
     let (read_fd, write_fd) = (child_reads.as_raw_fd(), child_writes.as_raw_fd());
     let mut cmd = Command::new(executable);
-    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null()).stdout(Stdio::null());
+    cmd.args(args).envs(env.iter().map(|(k, v)| (k, v))).current_dir(cwd).stdin(Stdio::null()).stdout(Stdio::null());
     cmd.stderr(Stdio::null()).kill_on_drop(true);
     // SAFETY: between fork and exec only async-signal-safe calls are made (fcntl, dup2, close), on fds
     // this process owns until the child is spawned.

@@ -109,7 +109,7 @@ impl BrowserProcess {
         let flags = BASE_ARGS.iter().copied().chain(settings.extra_args.iter().map(String::as_str));
         let args = crate::launch::arguments(flags, profile.path(), settings.no_sandbox);
         // DevTools goes over a pipe, never a port: only this process can reach the bridge (`pipe.rs`).
-        let (mut child, bridge) = crate::launch::spawn(&executable, &args, &env)
+        let (mut child, bridge) = crate::launch::spawn(&executable, &args, &env, profile.path())
             .await
             .map_err(|e| BrowserError::Launch(format!("starting Chromium: {e}")))?;
         let config = HandlerConfig {

@@ -48,7 +48,7 @@ pub async fn follow(
     dir: PathBuf,
     stop: CancellationToken,
 ) -> std::io::Result<usize> {
-    let mut lines = tokio::fs::File::create(dir.join(EVENTS_LINES_FILE)).await?;
+    let mut lines = private_file(&dir.join(EVENTS_LINES_FILE)).await?;
     let mut entries: Vec<Entry> = Vec::new();
     let mut url = String::new();
     let mut poll = tokio::time::interval(URL_POLL);
@@ -101,9 +101,15 @@ pub async fn follow(
     }
     lines.flush().await?;
     let all = serde_json::to_vec(&entries).unwrap_or_default();
-    tokio::fs::write(dir.join(EVENTS_FILE), all).await?;
+    private_file(&dir.join(EVENTS_FILE)).await?.write_all(&all).await?;
     tokio::fs::remove_file(dir.join(EVENTS_LINES_FILE)).await?;
     Ok(entries.len())
+}
+
+/// A new file (truncating an old one) readable by the service alone (mode 0600): a recording's files are
+/// the data directory's, which the browser's user must not open.
+async fn private_file(path: &std::path::Path) -> std::io::Result<tokio::fs::File> {
+    tokio::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path).await
 }
 
 /// The longest look at the active tab's address before the session's `end_session` is written.

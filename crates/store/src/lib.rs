@@ -13,6 +13,7 @@ mod nodes;
 mod profiles;
 mod recordings;
 mod retry;
+mod sealed;
 mod sessions;
 mod tasks;
 pub mod testdb;
@@ -25,6 +26,7 @@ pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
 pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use profiles::{NewProfile, ProfileCaps, ProfileRecord, ProfileRefusal};
 pub use recordings::{RecordingRecord, RecordingStatus, RecordingTotals};
+pub use sealed::{SealError, Sealer};
 pub use sessions::SessionRecord;
 pub use tasks::{TaskOutcome, TaskRecord, TaskStatus};
 pub use users::User;
@@ -50,6 +52,8 @@ pub enum StoreError {
     Corrupt(String),
     #[error("unsupported database URL (postgres://... or sqlite://...)")]
     UnsupportedUrl,
+    #[error(transparent)]
+    Sealed(#[from] SealError),
 }
 
 /// Every store failure is the service's fault: 500 `INTERNAL_ERROR`, the cause logged once where it becomes
@@ -79,6 +83,8 @@ enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// Seals the secrets kept in the database (`sealed.rs`); a random key until [`Store::with_sealer`].
+    sealer: std::sync::Arc<Sealer>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -90,8 +96,21 @@ impl Store {
     /// Opens (creating if needed) the SQLite database at `path` and brings its schema up to date.
     pub async fn open_sqlite(path: &Path) -> Result<Store> {
         let path = &std::path::absolute(path).map_err(|e| StoreError::Db(sqlx::Error::Io(e)))?;
+        let io = |e| StoreError::Db(sqlx::Error::Io(e));
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Db(sqlx::Error::Io(e)))?;
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io)?;
+        }
+        // Made empty (a valid SQLite database) and 0600 first: SQLite gives its WAL and shared-memory
+        // files the database file's mode, so the whole database is the service's alone.
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let made = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
+            if let Err(e) = made.map(drop) {
+                if e.kind() != std::io::ErrorKind::AlreadyExists {
+                    return Err(io(e));
+                }
+            }
         }
         // Create the file and switch it to WAL once (the mode is kept in the file) with the native
         // driver, which has typed options for both.
@@ -140,7 +159,7 @@ impl Store {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
         }
-        Ok(Store { pool, backend })
+        Ok(Store { pool, backend, sealer: std::sync::Arc::new(Sealer::ephemeral()) })
     }
 
     /// The database's clock in Unix ms: what node heartbeats are written and judged by, so nodes whose own
@@ -154,6 +173,13 @@ impl Store {
                     .await?)
             }
         }
+    }
+
+    /// The store sealing its secrets with `sealer` (the service's, from its profile key) instead of the
+    /// random key it opens with.
+    pub fn with_sealer(mut self, sealer: Sealer) -> Store {
+        self.sealer = std::sync::Arc::new(sealer);
+        self
     }
 
     /// Closes the pool, flushing the WAL.

@@ -3,6 +3,7 @@
 //! `INSTANCE_UNAVAILABLE`). Heartbeats are written and judged by the database's clock (`Store::clock_ms`),
 //! so the nodes' own clocks may drift apart.
 
+use crate::sealed::SHARED;
 use crate::{now_ms, Result, Store};
 use webpilot_core::{ErrorCode, SessionId, UserId};
 
@@ -32,19 +33,21 @@ pub struct Reaped {
 
 impl Store {
     /// The shared secret `name`: `candidate` if this is the first node to ask, else what the first stored.
+    /// It is kept sealed (`sealed.rs`).
     pub async fn shared_secret(&self, name: &str, candidate: &str) -> Result<String> {
         sqlx::query(
             "INSERT INTO shared_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
         )
         .bind(name)
-        .bind(candidate)
+        .bind(self.sealer.seal(SHARED, name, candidate))
         .bind(now_ms())
         .execute(&self.pool)
         .await?;
-        Ok(sqlx::query_scalar("SELECT value FROM shared_secrets WHERE name = $1")
+        let stored: String = sqlx::query_scalar("SELECT value FROM shared_secrets WHERE name = $1")
             .bind(name)
             .fetch_one(&self.pool)
-            .await?)
+            .await?;
+        Ok(self.sealer.open_or_clear(SHARED, name, &stored)?)
     }
 
     /// Registers (or re-registers, after a restart) a node as alive now.

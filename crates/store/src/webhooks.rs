@@ -3,6 +3,7 @@
 //! (a task's outcome, a session's end), one row per subscribed endpoint, so none is lost to a crash;
 //! a node claims due rows for a lease (`claimed_until`), so a cluster delivers each once at a time.
 
+use crate::sealed::WEBHOOK;
 use crate::{now_ms, retry, Result, Store};
 use webpilot_core::UserId;
 
@@ -116,6 +117,7 @@ impl Store {
             description: description.map(str::to_owned),
             created_at: now_ms(),
         };
+        let sealed = self.sealer.seal(WEBHOOK, &record.id, secret);
         retry::on_busy("register a webhook", || async {
             let mut tx = self.pool.begin().await?;
             sqlx::query("UPDATE users SET balance_micros = balance_micros WHERE id = $1")
@@ -140,7 +142,7 @@ impl Store {
             .bind(url)
             .bind(events.join(","))
             .bind(description)
-            .bind(secret)
+            .bind(&sealed)
             .bind(record.created_at)
             .execute(&mut *tx)
             .await?;
@@ -198,7 +200,7 @@ impl Store {
              WHERE id = $3 AND user_id = $4 AND deleted_at IS NULL",
         )
         .bind(old_valid_until)
-        .bind(secret)
+        .bind(self.sealer.seal(WEBHOOK, id, secret))
         .bind(id)
         .bind(user.as_str())
         .execute(&self.pool)
@@ -281,10 +283,10 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
             if let Some(r) = row {
-                let mut secrets = vec![r.secret];
+                let mut secrets = vec![self.sealer.open_or_clear(WEBHOOK, &r.webhook_id, &r.secret)?];
                 if let (Some(old), Some(until)) = (r.previous_secret, r.previous_until) {
                     if until > now {
-                        secrets.push(old);
+                        secrets.push(self.sealer.open_or_clear(WEBHOOK, &r.webhook_id, &old)?);
                     }
                 }
                 claimed.push(OutboxMessage {

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod config;
+mod data_dir;
 mod node;
 mod purge;
 pub mod recordings;
@@ -44,6 +45,8 @@ pub enum StartError {
     StreamSecret { path: std::path::PathBuf, source: std::io::Error },
     #[error("the profile key: {0}")]
     ProfileKey(#[from] webpilot_sessions::ProfileKeyError),
+    #[error("cannot make the data directory {path} private: {source}")]
+    DataDir { path: std::path::PathBuf, source: std::io::Error },
     #[error("the object store: {0}")]
     ObjectStore(#[from] webpilot_blobs::BlobError),
 }
@@ -108,21 +111,47 @@ fn browser_processes(serve: &ServeConfig) -> usize {
     }
 }
 
-/// The profile key (`--profile-key`, else `profile.key` in the data directory) and caps.
-fn profile_settings(serve: &ServeConfig, data_dir: &std::path::Path) -> Result<ProfileSettings, StartError> {
-    let key = match serve.profile_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-        Some(hex) => ProfileKey::from_hex(hex)?,
-        None => {
-            std::fs::create_dir_all(data_dir).map_err(webpilot_sessions::ProfileKeyError::File)?;
-            ProfileKey::load_or_create(&data_dir.join("profile.key"))?
-        }
-    };
-    let previous = serve.profile_previous_keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty());
-    let cap = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
-    Ok(ProfileSettings {
-        key: key.with_previous(previous)?,
-        caps: ProfileCaps { per_profile: cap(serve.max_profile_bytes), per_user: cap(serve.max_user_profile_bytes) },
-    })
+/// The service's root key: `--profile-key`, else `profile.key` in the data directory (made on first
+/// start, 0600), and the older keys that still open what they sealed. Profiles are sealed under it, and the
+/// secrets the database keeps under a key derived from it (`webpilot_store::Sealer`).
+struct RootKeys {
+    current: String,
+    previous: Vec<String>,
+}
+
+impl RootKeys {
+    fn load(serve: &ServeConfig, data_dir: &std::path::Path) -> Result<RootKeys, StartError> {
+        let current = match serve.profile_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+            Some(hex) => hex.to_owned(),
+            None => {
+                let path = data_dir.join("profile.key");
+                let text = webpilot_core::secret_file::read_or_create(&path, rand::random())
+                    .map_err(webpilot_sessions::ProfileKeyError::File)?;
+                text.trim().to_owned()
+            }
+        };
+        let previous =
+            serve.profile_previous_keys.iter().map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()).collect();
+        Ok(RootKeys { current, previous })
+    }
+
+    fn sealer(&self) -> Result<webpilot_store::Sealer, StartError> {
+        let sealer = webpilot_store::Sealer::from_hex(&self.current, self.previous.iter().map(String::as_str));
+        sealer.map_err(|_| StartError::ProfileKey(webpilot_sessions::ProfileKeyError::BadKey))
+    }
+
+    /// The profile key and caps.
+    fn profiles(&self, serve: &ServeConfig) -> Result<ProfileSettings, StartError> {
+        let key = ProfileKey::from_hex(&self.current)?;
+        let cap = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
+        Ok(ProfileSettings {
+            key: key.with_previous(self.previous.iter().map(String::as_str))?,
+            caps: ProfileCaps {
+                per_profile: cap(serve.max_profile_bytes),
+                per_user: cap(serve.max_user_profile_bytes),
+            },
+        })
+    }
 }
 
 /// Opens the store (recovering tasks cut off by a crash), builds everything and starts serving.
@@ -136,7 +165,14 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         }
         None => None,
     };
-    let store = store_cfg.open().await?;
+    crate::data_dir::secure(&store_cfg.data_dir)
+        .map_err(|source| StartError::DataDir { path: store_cfg.data_dir.clone(), source })?;
+    let root_keys = RootKeys::load(serve, &store_cfg.data_dir)?;
+    let store = store_cfg.open().await?.with_sealer(root_keys.sealer()?);
+    let resealed = store.reseal_secrets().await?;
+    if resealed > 0 {
+        tracing::info!(secrets = resealed, "sealed the database's secrets under the current key");
+    }
     let node_id = node::node_id(serve, &store_cfg.data_dir)?;
     let (tasks, sessions) = store.recover_interrupted(&node_id).await?;
     if tasks + sessions > 0 {
@@ -167,7 +203,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         max_session_file_bytes: serve.max_session_file_bytes,
         ..BrowserSettings::default()
     });
-    let profiles = profile_settings(serve, &store_cfg.data_dir)?;
+    let profiles = root_keys.profiles(serve)?;
     if store_cfg.is_shared() && serve.profile_key.is_none() {
         tracing::warn!(
             "a shared database without --profile-key: this node seals profiles with its own profile.key, which \

@@ -4,6 +4,7 @@
 use crate::config::ServeConfig;
 use crate::StartError;
 use std::net::SocketAddr;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -45,9 +46,15 @@ pub(crate) fn node_id(serve: &ServeConfig, data_dir: &Path) -> Result<String, St
         Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_owned()),
         Ok(_) => Err(fail(std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is empty"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(data_dir).map_err(fail)?;
+            crate::data_dir::secure(data_dir).map_err(fail)?;
             let id = format!("node_{}", uuid::Uuid::new_v4().simple());
-            std::fs::write(&path, &id).map_err(fail)?;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::data_dir::FILE_MODE)
+                .open(&path)
+                .map_err(fail)?;
+            std::io::Write::write_all(&mut file, id.as_bytes()).map_err(fail)?;
             Ok(id)
         }
         Err(e) => Err(fail(e)),

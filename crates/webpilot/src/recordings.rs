@@ -5,6 +5,7 @@
 //! bytes their video kept: it plays up to the cut. With an object store (`--object-store`), a
 //! finished recording is uploaded before it is settled, and its folder removed: any node serves it.
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -142,8 +143,14 @@ impl Recorders {
         let started = Instant::now();
         let started_at = now_ms();
         let dir = self.root.join(&id);
-        let file = match tokio::fs::create_dir_all(&dir).await {
-            Ok(()) => std::fs::File::create(dir.join(VIDEO_FILE)),
+        // The service's alone (0700 / 0600), like the whole data directory.
+        let file = match std::fs::DirBuilder::new().recursive(true).mode(crate::data_dir::DIR_MODE).create(&dir) {
+            Ok(()) => std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(crate::data_dir::FILE_MODE)
+                .open(dir.join(VIDEO_FILE)),
             Err(e) => Err(e),
         };
         let file = match file {

@@ -111,11 +111,37 @@ fn str_param<'a>(params: &'a Value, name: &str) -> Option<&'a str> {
     params.get(name).and_then(Value::as_str)
 }
 
-/// URLs a client may open: the web (through the session's egress proxy), `about:` and `data:`; never
-/// `file:`, `chrome:` or other browser-internal schemes.
+/// URLs a client may open: the web (through the session's egress proxy), `about:blank`, `about:srcdoc`
+/// and `data:`; never `file:`, `filesystem:`, `chrome:` or other browser-internal schemes, nor another
+/// `about:` page (Chromium rewrites `about:version` and the like to `chrome://` pages).
 pub(crate) fn allowed_url(url: &str) -> bool {
-    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase()).unwrap_or_default();
-    matches!(scheme.as_str(), "http" | "https" | "about" | "data")
+    let url = url.trim_start();
+    let Some((scheme, rest)) = url.split_once(':') else { return false };
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" | "https" | "data" => true,
+        "about" => {
+            let page = rest.split(['?', '#']).next().unwrap_or_default().to_ascii_lowercase();
+            matches!(page.as_str(), "blank" | "srcdoc")
+        }
+        _ => false,
+    }
+}
+
+/// Whether a request may be rewritten to `url` (`Fetch.continueRequest`): the web only, which the
+/// session's egress proxy decides on like any other request.
+fn allowed_request_url(url: &str) -> bool {
+    let scheme = url.trim_start().split_once(':').map(|(s, _)| s.to_ascii_lowercase()).unwrap_or_default();
+    matches!(scheme.as_str(), "http" | "https")
+}
+
+/// Whether every path of an optional `files` list is a file of the session's own file area (an absent
+/// list passes; anything but a list of strings does not).
+fn own_files(files: Option<&Value>, scope: &dyn Scope) -> bool {
+    match files {
+        None | Some(Value::Null) => true,
+        Some(Value::Array(paths)) => paths.iter().all(|p| p.as_str().is_some_and(|p| scope.may_upload(p))),
+        Some(_) => false,
+    }
 }
 
 /// The command's parameters with `browserContextId` set to the session's, unless it names another
@@ -155,17 +181,22 @@ pub(crate) fn check(method: &str, params: &Value, level: Level, scope: &dyn Scop
         ("Browser", _) => browser(method, params, level, scope),
         (_, "Storage.getCookies" | "Storage.setCookies" | "Storage.clearCookies") => pinned_to_context(params, scope),
         _ if level == Level::Browser => refuse(format!("{method} is not available on a session's browser")),
-        (_, "DOM.setFileInputFiles") => {
-            let files = params.get("files").and_then(Value::as_array);
-            let all_own = files.is_some_and(|f| f.iter().all(|p| p.as_str().is_some_and(|p| scope.may_upload(p))));
-            match all_own {
-                true => Verdict::Forward,
-                false => refuse("only files of the session's own file area can be set on an input"),
-            }
-        }
+        (_, "DOM.setFileInputFiles") => match params.get("files").is_some_and(Value::is_array) {
+            true if own_files(params.get("files"), scope) => Verdict::Forward,
+            _ => refuse("only files of the session's own file area can be set on an input"),
+        },
+        // A drop hands its files to the page as Chromium reads them: the session's own files only.
+        (_, "Input.dispatchDragEvent") => match own_files(params.get("data").and_then(|d| d.get("files")), scope) {
+            true => Verdict::Forward,
+            false => refuse("only files of the session's own file area can be dropped on a page"),
+        },
+        (_, "Fetch.continueRequest" | "Network.continueInterceptedRequest") => match str_param(params, "url") {
+            Some(url) if !allowed_request_url(url) => refuse("a request can only be sent on to an http or https URL"),
+            _ => Verdict::Forward,
+        },
         (_, "Page.navigate") => match str_param(params, "url") {
             Some(url) if allowed_url(url) => Verdict::Forward,
-            _ => refuse("only http, https, about and data URLs can be opened"),
+            _ => refuse("only http, https, data, about:blank and about:srcdoc URLs can be opened"),
         },
         // Downloads land in the session's own file area, whatever a client asks.
         (_, "Page.setDownloadBehavior") => Verdict::Answer(json!({})),
@@ -203,7 +234,7 @@ fn target(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verd
         "Target.closeTarget" | "Target.activateTarget" => own_target(params, scope, Verdict::Forward),
         "Target.createTarget" => {
             if !str_param(params, "url").is_some_and(allowed_url) {
-                return refuse("only http, https, about and data URLs can be opened");
+                return refuse("only http, https, data, about:blank and about:srcdoc URLs can be opened");
             }
             let (open, max) = scope.pages();
             if open >= max {

@@ -201,6 +201,51 @@ fn only_the_sessions_own_files_can_be_set_on_an_input() {
 }
 
 #[test]
+fn only_the_sessions_own_files_can_be_dropped_on_a_page() {
+    let drop =
+        |data: Value| in_session("Input.dispatchDragEvent", json!({"type": "drop", "x": 1, "y": 1, "data": data}));
+    let items = |files: Value| json!({"items": [], "files": files, "dragOperationsMask": 1});
+    for kind in ["dragEnter", "dragOver", "drop"] {
+        let params = json!({"type": kind, "x": 1, "y": 1, "data": items(json!(["/etc/passwd"]))});
+        assert!(refused(&in_session("Input.dispatchDragEvent", params)), "{kind}");
+    }
+    assert!(refused(&drop(items(json!(["/files/A/ok.txt", "/proc/self/cwd/data/webpilot.db"])))));
+    assert!(refused(&drop(items(json!("/etc/passwd")))));
+    assert!(refused(&drop(items(json!([1])))));
+    assert_eq!(drop(items(json!(["/files/A/ok.txt"]))), Verdict::Forward);
+    assert_eq!(
+        drop(json!({"items": [{"mimeType": "text/plain", "data": "hi"}], "dragOperationsMask": 1})),
+        Verdict::Forward
+    );
+    let nested = json!({"id": 1, "method": "Input.dispatchDragEvent", "params": {"type": "drop", "data": items(json!(["/etc/passwd"]))}});
+    assert!(refused(&check_nested(&nested.to_string(), &A)));
+}
+
+#[test]
+fn intercepted_requests_go_on_to_the_web_only() {
+    for method in ["Fetch.continueRequest", "Network.continueInterceptedRequest"] {
+        for url in ["file:///etc/passwd", "filesystem:http://x/temporary/a", "chrome://version", " file:///etc/passwd"]
+        {
+            assert!(refused(&in_session(method, json!({"requestId": "r", "url": url}))), "{method} {url}");
+        }
+        assert_eq!(in_session(method, json!({"requestId": "r"})), Verdict::Forward);
+        assert_eq!(in_session(method, json!({"requestId": "r", "url": "https://example.com/x"})), Verdict::Forward);
+    }
+}
+
+#[test]
+fn about_pages_are_blank_and_srcdoc_only() {
+    for url in ["about:blank", "about:blank#x", "ABOUT:BLANK", "about:srcdoc", "data:text/html,hi"] {
+        assert_eq!(in_session("Page.navigate", json!({"url": url})), Verdict::Forward, "{url}");
+    }
+    for url in ["about:version", "about:settings", "about:inspect", "about://flags", "filesystem:http://x/a", "blob:x"]
+    {
+        assert!(refused(&in_session("Page.navigate", json!({"url": url}))), "{url}");
+        assert!(refused(&at_browser("Target.createTarget", json!({"url": url}))), "{url}");
+    }
+}
+
+#[test]
 fn downloads_cannot_be_sent_elsewhere() {
     let anywhere = json!({"behavior": "allow", "downloadPath": "/etc"});
     assert_eq!(at_browser("Browser.setDownloadBehavior", anywhere.clone()), Verdict::Answer(json!({})));

@@ -19,20 +19,41 @@ pub fn redis_url() -> String {
 pub struct Cluster {
     pub db: TestDatabase,
     pub prefix: String,
+    /// The profile key every node is given (the database's secrets are sealed under it).
+    pub profile_key: String,
 }
 
 impl Cluster {
     pub async fn new() -> Cluster {
         let db = TestDatabase::create().await.expect("the local PostgreSQL");
-        Cluster { db, prefix: format!("webpilot-test-{}", uuid::Uuid::new_v4().simple()) }
+        let profile_key = format!("{:032x}{:032x}", uuid::Uuid::new_v4().as_u128(), uuid::Uuid::new_v4().as_u128());
+        Cluster { db, prefix: format!("webpilot-test-{}", uuid::Uuid::new_v4().simple()), profile_key }
     }
 
     /// A node of this cluster (Redis at `redis`, the local one when `None`), with settings `f`.
     pub async fn node_with(&self, redis: Option<&str>, f: impl FnOnce(Settings) -> Settings) -> TestApp {
         let redis = redis.map(str::to_owned).unwrap_or_else(redis_url);
-        TestApp::spawn_with(|s| f(s.database(&self.db.url).arg("redis-url", redis).arg("redis-prefix", &self.prefix)))
-            .await
+        TestApp::spawn_with(|s| {
+            let s = s.database(&self.db.url).arg("profile-key", &self.profile_key);
+            f(s.arg("redis-url", redis).arg("redis-prefix", &self.prefix))
+        })
+        .await
     }
+}
+
+#[tokio::test]
+async fn a_node_without_the_clusters_key_does_not_start_on_its_database() {
+    let cluster = Cluster::new().await;
+    let _a = cluster.node_with(None, |s| s).await;
+    let other = "77".repeat(32);
+    let why = TestApp::start_error_on(Some(&cluster.db.url), &["--profile-key", &other]).await;
+    assert!(why.contains("--profile-key"), "{why}");
+    // The old key as a previous one opens the secrets, and the node seals them under its new key.
+    let previous = cluster.profile_key.as_str();
+    let b = cluster.node_with(None, |s| s.arg("profile-key", &other).arg("profile-previous-keys", previous)).await;
+    assert_eq!(b.get("/start/health").await.status, 200);
+    let why = TestApp::start_error_on(Some(&cluster.db.url), &["--profile-key", previous]).await;
+    assert!(why.contains("--profile-key"), "sealed under the new key now: {why}");
 }
 
 #[tokio::test]
@@ -247,6 +268,8 @@ async fn a_killed_node_has_its_sessions_ended_as_instance_lost_by_another() {
             &cluster.prefix,
             "--node-timeout-ms",
             "3000",
+            "--profile-key",
+            &cluster.profile_key,
         ],
     )
     .await;

@@ -128,12 +128,19 @@ impl TestApp {
 
     /// Starts the service with `args` on a fresh data dir and returns why it would not start.
     pub async fn start_error(args: &[&str]) -> String {
+        let db = TestDatabase::from_env().await.expect("the test PostgreSQL");
+        Self::start_error_on(db.as_ref().map(|d| d.url.as_str()), args).await
+    }
+
+    /// Starts the service with `args` on a fresh data dir and the database at `url` (a fresh one when
+    /// `None`) and returns why it would not start.
+    pub async fn start_error_on(url: Option<&str>, args: &[&str]) -> String {
         let mut argv = vec!["webpilot", "--listen", "127.0.0.1:0"];
         argv.extend_from_slice(args);
         let flags = Flags::try_parse_from(argv).expect("test flags");
         let data = tempfile::tempdir().expect("tempdir");
-        let db = TestDatabase::from_env().await.expect("the test PostgreSQL");
-        match webpilot::start(&flags.serve, &store_config(data.path(), db.as_ref().map(|d| &d.url))).await {
+        let url = url.map(str::to_owned);
+        match webpilot::start(&flags.serve, &store_config(data.path(), url.as_ref())).await {
             Ok(app) => {
                 app.shutdown().await;
                 panic!("the service started with {args:?}");
@@ -151,6 +158,14 @@ impl TestApp {
             .expect("start");
         self.base = format!("http://{}", app.addr);
         self.app = Some(app);
+    }
+
+    /// The URL of the database the service runs on (its SQLite file, or the test's PostgreSQL schema).
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!("sqlite://{}", self.data.path().join("webpilot.db").display()),
+        }
     }
 
     /// The service's data directory (its SQLite database).

@@ -20,6 +20,7 @@ mod cluster_limits;
 mod cluster_tls;
 mod concurrency;
 mod console;
+mod data_at_rest;
 mod devtools;
 mod edge_cases;
 mod egress;
