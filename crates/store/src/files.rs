@@ -79,7 +79,7 @@ impl Store {
                 "sha256": record.sha256,
                 "mimeType": record.mime_type,
                 "source": record.source,
-                "createdAt": record.created_at,
+                "createdAt": crate::rfc3339(record.created_at),
             });
             crate::webhooks::enqueue(&mut tx, user, "file.created", &data).await?;
             tx.commit().await?;

@@ -71,6 +71,12 @@ pub fn now_ms() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
+/// A time in Unix ms as the API writes every time: RFC 3339 in UTC, with milliseconds
+/// (`2026-11-27T10:00:00.000Z`).
+pub fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
 /// Which database engine a store runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Backend {

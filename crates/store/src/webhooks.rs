@@ -371,7 +371,7 @@ pub(crate) async fn enqueue(
             continue;
         }
         let id = format!("msg_{}", uuid::Uuid::new_v4().simple());
-        let timestamp = chrono::DateTime::from_timestamp_millis(now).unwrap_or_default().to_rfc3339();
+        let timestamp = crate::rfc3339(now);
         let body = serde_json::json!({ "type": event_type, "timestamp": timestamp, "data": data }).to_string();
         sqlx::query(
             "INSERT INTO webhook_outbox (id, webhook_id, event_type, body, created_at, next_attempt_at, status)

@@ -219,8 +219,8 @@ pub struct FileCreatedWebhook {
     mime_type: String,
     /// `download` or `upload`.
     source: String,
-    /// Unix ms.
-    created_at: i64,
+    /// RFC 3339, UTC.
+    created_at: String,
 }
 
 /// `recording.ready`'s `data`: a session's recording can be fetched (`GET /recordings/{sessionId}`).

@@ -27,8 +27,8 @@ pub struct FileView {
     bytes: i64,
     sha256: String,
     mime_type: String,
-    /// Unix ms.
-    created_at: i64,
+    /// RFC 3339, UTC.
+    created_at: String,
     /// `download` or `upload`.
     source: String,
 }
@@ -40,7 +40,7 @@ impl From<FileRecord> for FileView {
             bytes: r.bytes,
             sha256: r.sha256,
             mime_type: r.mime_type,
-            created_at: r.created_at,
+            created_at: webpilot_store::rfc3339(r.created_at),
             source: r.source,
         }
     }

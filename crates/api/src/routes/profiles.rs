@@ -53,9 +53,7 @@ pub struct Done {
     message: &'static str,
 }
 
-fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339()
-}
+use webpilot_store::rfc3339;
 
 fn view(r: ProfileRecord) -> ProfileView {
     ProfileView {

@@ -97,9 +97,7 @@ pub struct Page {
     offset: Option<i64>,
 }
 
-fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339()
-}
+use webpilot_store::rfc3339;
 
 fn view(state: &AppState, r: RecordingRecord) -> RecordingView {
     let base = format!("{}/recordings/{}", state.config.public_url, r.session_id);
@@ -340,7 +338,7 @@ pub async fn share(
         success: true,
         video_url: format!("{base}/video.webm?token={token}"),
         events_url: format!("{base}/events?token={token}"),
-        expires_at: chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()).unwrap_or_default(),
+        expires_at: rfc3339(expires.saturating_mul(1000)),
         session_id: r.session_id,
     }))
 }

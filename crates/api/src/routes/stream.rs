@@ -103,7 +103,7 @@ pub async fn share(
         "success": true,
         "sessionId": session_id,
         "webViewURL": format!("{base}/stream/{session_id}/view?token={token}"),
-        "expiresAt": chrono::DateTime::from_timestamp(expires, 0).map(|t| t.to_rfc3339()),
+        "expiresAt": webpilot_store::rfc3339(expires.saturating_mul(1000)),
         "readOnly": true,
     })))
 }

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_store::{now_ms, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
+use webpilot_store::{now_ms, rfc3339, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
 use webpilot_webhooks::{check_url, new_secret};
 
 /// Most webhooks one user may register.
@@ -38,14 +38,21 @@ pub struct WebhookView {
     events: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     description: Option<String>,
-    created_at: i64,
+    /// RFC 3339, UTC.
+    created_at: String,
 }
 
 impl From<WebhookRecord> for WebhookView {
     fn from(r: WebhookRecord) -> Self {
         let events =
             if r.events.is_empty() { WEBHOOK_EVENTS.iter().map(|e| e.to_string()).collect() } else { r.events };
-        WebhookView { webhook_id: r.id, url: r.url, events, description: r.description, created_at: r.created_at }
+        WebhookView {
+            webhook_id: r.id,
+            url: r.url,
+            events,
+            description: r.description,
+            created_at: rfc3339(r.created_at),
+        }
     }
 }
 
@@ -71,8 +78,8 @@ pub struct SecretRotated {
     success: bool,
     webhook_id: String,
     secret: String,
-    /// Until when (ms since the epoch) the previous secret still signs, beside the new one.
-    previous_secret_valid_until: i64,
+    /// Until when (RFC 3339, UTC) the previous secret still signs, beside the new one.
+    previous_secret_valid_until: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -85,7 +92,8 @@ pub struct DeliveryView {
     status_code: Option<i64>,
     error: Option<String>,
     latency_ms: i64,
-    created_at: i64,
+    /// RFC 3339, UTC.
+    created_at: String,
 }
 
 impl From<DeliveryRecord> for DeliveryView {
@@ -97,7 +105,7 @@ impl From<DeliveryRecord> for DeliveryView {
             status_code: d.status_code,
             error: d.error,
             latency_ms: d.latency_ms,
-            created_at: d.created_at,
+            created_at: rfc3339(d.created_at),
         }
     }
 }
@@ -232,7 +240,12 @@ pub async fn rotate_secret(
     let secret = new_secret();
     let until = now_ms() + OLD_SECRET_VALID_MS;
     match state.store.rotate_webhook_secret(&user.id, &id, &secret, until).await? {
-        true => Ok(Json(SecretRotated { success: true, webhook_id: id, secret, previous_secret_valid_until: until })),
+        true => Ok(Json(SecretRotated {
+            success: true,
+            webhook_id: id,
+            secret,
+            previous_secret_valid_until: rfc3339(until),
+        })),
         false => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
     }
 }

@@ -352,14 +352,20 @@ impl Relay {
 
     /// Detaches every session the client had and the relay's browser session (nothing stays paused or
     /// reported to a gone client).
-    pub(super) fn detach_all(&mut self) {
-        let session = self.browser_session.clone();
+    /// Detaches every session the client attached, then the relay's browser session, each answer awaited
+    /// (so what the client set on a page, its emulation among it, is gone before the relay ends).
+    pub(super) async fn detach_all(&mut self, from_browser: &mut mpsc::UnboundedReceiver<String>) {
         let top: Vec<String> = self.top_sessions.drain().collect();
         for s in top {
-            self.send_browser("Target.detachFromTarget", json!({ "sessionId": s }), Some(&session), Pending::Own);
+            if let Err(e) = self.call(from_browser, "Target.detachFromTarget", json!({ "sessionId": s }), true).await {
+                tracing::debug!(error = %e, "detaching a DevTools client's session failed");
+            }
         }
-        if !session.is_empty() {
-            self.send_browser("Target.detachFromTarget", json!({ "sessionId": session }), None, Pending::Own);
+        if !self.browser_session.is_empty() {
+            let session = json!({ "sessionId": self.browser_session });
+            if let Err(e) = self.call(from_browser, "Target.detachFromTarget", session, false).await {
+                tracing::debug!(error = %e, "detaching the relay's browser session failed");
+            }
         }
     }
 }

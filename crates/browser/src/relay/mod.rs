@@ -9,6 +9,7 @@ mod connection;
 mod emulate;
 mod rules;
 mod scope;
+mod viewport;
 
 use crate::error::BrowserError;
 use crate::process::BrowserProcess;
@@ -76,6 +77,7 @@ impl DevtoolsScope {
         };
         let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs);
         let (adopted_tx, mut adopted) = mpsc::unbounded_channel();
+        let tabs = self.tabs.clone();
         let mut relay = Relay::new(scope, to_browser, to_client, self.tabs, adopted_tx);
         crate::error::within(self.timeout, "open the DevTools relay", relay.start(&mut from_browser)).await?;
         tokio::pin!(ended);
@@ -96,7 +98,16 @@ impl DevtoolsScope {
                 break end;
             }
         };
-        relay.detach_all();
+        // The client's sessions detached (their answers awaited), then the session's own viewport again.
+        let detached = crate::error::within(self.timeout, "detach the DevTools client", async {
+            relay.detach_all(&mut from_browser).await;
+            Ok::<(), BrowserError>(())
+        });
+        if detached.await.is_ok() {
+            if let Some(inner) = tabs.upgrade() {
+                viewport::restore(&inner).await;
+            }
+        }
         Ok(end)
     }
 }

@@ -77,7 +77,11 @@ async fn downloads_are_listed_served_and_outlive_the_session_for_their_owner_onl
     assert_eq!(csv["sha256"], sha256(REPORT_CSV));
     assert_eq!(csv["bytes"], REPORT_CSV.len());
     assert_eq!((csv["mimeType"].as_str(), csv["source"].as_str()), (Some("text/csv"), Some("download")));
-    assert!(csv["createdAt"].as_i64().is_some_and(|t| t > 0), "{csv}");
+    let created = csv["createdAt"].as_str().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+    assert!(
+        created.is_some_and(|t| t.timestamp() > 0) && csv["createdAt"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{csv}"
+    );
     let blob = by_name("blob-report.txt");
     assert_eq!(blob["sha256"], sha256(BLOB_TEXT.as_bytes()), "the Blob download is caught");
     for f in [&csv, &blob] {

@@ -22,6 +22,7 @@ mod concurrency;
 mod console;
 mod data_at_rest;
 mod devtools;
+mod devtools_clients;
 mod edge_cases;
 mod egress;
 mod endpoints;
