@@ -67,6 +67,17 @@ impl Admission {
         }
     }
 
+    /// What `user`'s open sessions and running tasks hold of the balance now (micro-dollars): on this node,
+    /// or, with a shared counter, on every node.
+    pub async fn held(&self, user: &UserId) -> Result<i64, ApiError> {
+        match &self.counter {
+            Counter::Local(map) => Ok(Self::with_load(map, user, |load| load.held_micros)),
+            Counter::Shared { store, .. } => {
+                store.held_micros(user).await.map_err(|e| crate::actor::internal("reading the user's holds", e))
+            }
+        }
+    }
+
     /// Takes one `kind` place for `user`: refused when `balance_micros` less the running tasks' holds
     /// covers no new work (402), or, for a session, at the cap (429 `SESSION_LIMIT_REACHED`). A shared
     /// counter reads the balance itself, in the same transaction.

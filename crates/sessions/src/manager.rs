@@ -129,6 +129,11 @@ fn no_session() -> ApiError {
 }
 
 impl SessionManager {
+    /// What `user`'s open sessions and running tasks hold of the balance now (micro-dollars).
+    pub async fn held_micros(&self, user: &webpilot_core::UserId) -> Result<i64, ApiError> {
+        self.shared.admission.held(user).await
+    }
+
     pub fn new(store: Store, pool: BrowserPool, agent: Arc<dyn Agent>, config: SessionConfig) -> Self {
         let admission = match config.shared_limits {
             true => Admission::shared(

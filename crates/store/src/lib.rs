@@ -17,6 +17,7 @@ mod sealed;
 mod sessions;
 mod tasks;
 pub mod testdb;
+mod usage;
 mod users;
 mod webhooks;
 
@@ -29,6 +30,7 @@ pub use recordings::{RecordingRecord, RecordingStatus, RecordingTotals};
 pub use sealed::{SealError, Sealer};
 pub use sessions::SessionRecord;
 pub use tasks::{TaskOutcome, TaskRecord, TaskStatus};
+pub use usage::{UsageLine, UsagePage};
 pub use users::User;
 pub use webhooks::{AttemptOutcome, DeliveryRecord, OutboxMessage, WebhookEvent, WebhookRecord, WEBHOOK_EVENTS};
 

@@ -32,6 +32,7 @@ pub const FILES: &str = "files";
 pub const RECORDINGS: &str = "recordings";
 pub const DEVTOOLS: &str = "devtools";
 pub const PROFILES: &str = "profiles";
+pub const BILLING: &str = "billing";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -72,6 +73,7 @@ pub const PROFILES: &str = "profiles";
         (name = protocols::LIVE_VIEW, description = "The live view: MJPEG, WebRTC (WHEP), share links, take-over"),
         (name = protocols::PROTOCOLS, description = "MCP, Prometheus metrics and the web console"),
         (name = PROFILES, description = "Saved storage states (cookies, localStorage, IndexedDB) to start sessions from"),
+        (name = BILLING, description = "The caller's balance and charges"),
         (name = DEVTOOLS, description = "A session's DevTools endpoint for Playwright, Puppeteer and CDP clients (docs/cdp.md)"),
     )
 )]

@@ -16,6 +16,7 @@ mod recordings;
 mod sessions;
 mod stream;
 mod tasks;
+mod usage;
 mod webhooks;
 mod whep;
 
@@ -77,6 +78,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(recordings::video))
         .routes(routes!(recordings::events))
         .routes(routes!(recordings::share))
+        .routes(routes!(usage::usage))
         .routes(routes!(profiles::list))
         .routes(routes!(profiles::get, profiles::remove))
         .merge(

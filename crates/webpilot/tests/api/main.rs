@@ -48,6 +48,7 @@ mod soak;
 mod socket;
 mod socket_security;
 mod states;
+mod usage;
 mod validation;
 mod webhooks;
 mod whep;
