@@ -32,7 +32,9 @@ pub use sessions::SessionRecord;
 pub use tasks::{TaskOutcome, TaskRecord, TaskStatus};
 pub use usage::{UsageLine, UsagePage};
 pub use users::User;
-pub use webhooks::{AttemptOutcome, DeliveryRecord, OutboxMessage, WebhookEvent, WebhookRecord, WEBHOOK_EVENTS};
+pub use webhooks::{
+    AttemptOutcome, DeliveryRecord, DueMessage, OutboxMessage, WebhookEvent, WebhookRecord, WEBHOOK_EVENTS,
+};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};

@@ -46,6 +46,14 @@ pub struct OutboxMessage {
     pub secrets: Vec<String>,
 }
 
+/// A due message, before it is claimed: which endpoint and whose.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DueMessage {
+    pub id: String,
+    pub webhook_id: String,
+    pub user_id: String,
+}
+
 /// One delivery attempt, as `GET /webhooks/<id>/deliveries` lists it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DeliveryRecord {
@@ -243,62 +251,80 @@ impl Store {
         .await
     }
 
-    /// Claims up to `limit` messages due now for `lease_ms` (no other node takes them meanwhile).
-    pub async fn claim_webhook_messages(&self, lease_ms: i64, limit: i64) -> Result<Vec<OutboxMessage>> {
-        let now = now_ms();
-        let due: Vec<String> = sqlx::query_scalar(
-            "SELECT id FROM webhook_outbox WHERE status = 'pending' AND next_attempt_at <= $1 AND claimed_until <= $1
-             ORDER BY next_attempt_at LIMIT $2",
+    /// Due messages of the outbox, oldest due first, at most `limit` and at most `per_user` of any one user
+    /// (so one user's backlog never hides another's messages): which endpoint and user each is for, so a
+    /// worker can choose fairly before it claims one ([`Store::claim_webhook_message`]).
+    pub async fn due_webhook_messages(&self, limit: i64, per_user: i64) -> Result<Vec<DueMessage>> {
+        Ok(sqlx::query_as(
+            "SELECT id, webhook_id, user_id FROM (
+                SELECT o.id, o.webhook_id, w.user_id, o.next_attempt_at,
+                       ROW_NUMBER() OVER (PARTITION BY w.user_id ORDER BY o.next_attempt_at, o.id) AS nth
+                FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+                WHERE o.status = 'pending' AND o.next_attempt_at <= $1 AND o.claimed_until <= $1
+             ) due WHERE nth <= $3 ORDER BY next_attempt_at, id LIMIT $2",
         )
-        .bind(now)
+        .bind(now_ms())
         .bind(limit)
+        .bind(per_user)
         .fetch_all(&self.pool)
-        .await?;
-        let mut claimed = Vec::new();
-        for id in due {
-            // Conditional: of two nodes that saw the row due, one updates it.
-            let won = retry::on_busy("claim a webhook message", || async {
-                Ok(sqlx::query(
-                    "UPDATE webhook_outbox SET claimed_until = $1
-                     WHERE id = $2 AND status = 'pending' AND claimed_until <= $3",
-                )
-                .bind(now + lease_ms)
-                .bind(&id)
-                .bind(now)
-                .execute(&self.pool)
-                .await?
-                .rows_affected()
-                    == 1)
-            })
-            .await?;
-            if !won {
-                continue;
-            }
-            let row: Option<DueRow> = sqlx::query_as(
-                "SELECT o.id, o.webhook_id, o.event_type, o.body, o.created_at, o.attempts, w.url, w.secret,
-                        w.previous_secret, w.previous_until
-                 FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE o.id = $1",
+        .await?)
+    }
+
+    /// Claims the due message `id` for `lease_ms` (no other node takes it meanwhile) with what sending it
+    /// needs; None when another node claimed it first or it is no longer due.
+    pub async fn claim_webhook_message(&self, id: &str, lease_ms: i64) -> Result<Option<OutboxMessage>> {
+        let now = now_ms();
+        // Conditional: of two nodes that saw the row due, one updates it.
+        let won = retry::on_busy("claim a webhook message", || async {
+            Ok(sqlx::query(
+                "UPDATE webhook_outbox SET claimed_until = $1
+                 WHERE id = $2 AND status = 'pending' AND claimed_until <= $3 AND next_attempt_at <= $3",
             )
-            .bind(&id)
-            .fetch_optional(&self.pool)
-            .await?;
-            if let Some(r) = row {
-                let mut secrets = vec![self.sealer.open_or_clear(WEBHOOK, &r.webhook_id, &r.secret)?];
-                if let (Some(old), Some(until)) = (r.previous_secret, r.previous_until) {
-                    if until > now {
-                        secrets.push(self.sealer.open_or_clear(WEBHOOK, &r.webhook_id, &old)?);
-                    }
-                }
-                claimed.push(OutboxMessage {
-                    id: r.id,
-                    webhook_id: r.webhook_id,
-                    event_type: r.event_type,
-                    body: r.body,
-                    created_at: r.created_at,
-                    attempts: r.attempts,
-                    url: r.url,
-                    secrets,
-                });
+            .bind(now + lease_ms)
+            .bind(id)
+            .bind(now)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+                == 1)
+        })
+        .await?;
+        if !won {
+            return Ok(None);
+        }
+        let row: Option<DueRow> = sqlx::query_as(
+            "SELECT o.id, o.webhook_id, o.event_type, o.body, o.created_at, o.attempts, w.url, w.secret,
+                    w.previous_secret, w.previous_until
+             FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id WHERE o.id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        let mut secrets = vec![self.sealer.open_or_clear(WEBHOOK, &r.webhook_id, &r.secret)?];
+        if let (Some(old), Some(until)) = (r.previous_secret, r.previous_until) {
+            if until > now {
+                secrets.push(self.sealer.open_or_clear(WEBHOOK, &r.webhook_id, &old)?);
+            }
+        }
+        Ok(Some(OutboxMessage {
+            id: r.id,
+            webhook_id: r.webhook_id,
+            event_type: r.event_type,
+            body: r.body,
+            created_at: r.created_at,
+            attempts: r.attempts,
+            url: r.url,
+            secrets,
+        }))
+    }
+
+    /// Claims up to `limit` due messages, oldest due first (see [`Store::claim_webhook_message`]).
+    pub async fn claim_webhook_messages(&self, lease_ms: i64, limit: i64) -> Result<Vec<OutboxMessage>> {
+        let mut claimed = Vec::new();
+        for due in self.due_webhook_messages(limit, limit).await? {
+            if let Some(m) = self.claim_webhook_message(&due.id, lease_ms).await? {
+                claimed.push(m);
             }
         }
         Ok(claimed)

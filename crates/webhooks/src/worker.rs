@@ -2,7 +2,9 @@
 //! timeout, no redirects followed, to the addresses the egress check allowed), and records the attempt:
 //! delivered on a 2xx, otherwise retried after the schedule's next wait with the same `webhook-id`, or
 //! marked failed when the schedule is spent. At most `per_endpoint` requests go to one endpoint at once,
-//! and at most `in_flight` in all, so a slow receiver never holds the others up.
+//! at most `per_user` to one user's endpoints, and at most `in_flight` in all. A message is claimed only
+//! once all three have room for it (others stay pending for the next look), so one user's slow receivers
+//! hold at most their user's share of a node, never another user's deliveries.
 
 use crate::schedule::RetrySchedule;
 use crate::sign::signature_headers;
@@ -10,11 +12,11 @@ use crate::target::check_url;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_core::egress::AllowEntry;
-use webpilot_store::{now_ms, AttemptOutcome, OutboxMessage, Store};
+use webpilot_store::{now_ms, AttemptOutcome, DueMessage, OutboxMessage, Store};
 
 /// How the worker delivers.
 #[derive(Debug, Clone)]
@@ -26,6 +28,8 @@ pub struct WorkerConfig {
     /// How often the outbox is looked at.
     pub poll_every: Duration,
     pub per_endpoint: usize,
+    /// At most this many requests to one user's endpoints at once (a share below `in_flight`).
+    pub per_user: usize,
     pub in_flight: usize,
 }
 
@@ -37,6 +41,7 @@ impl Default for WorkerConfig {
             timeout: Duration::from_secs(10),
             poll_every: Duration::from_millis(500),
             per_endpoint: 4,
+            per_user: 4,
             in_flight: 16,
         }
     }
@@ -44,7 +49,7 @@ impl Default for WorkerConfig {
 
 /// Starts the worker on `tracker`; it ends when `stop` is cancelled.
 pub fn spawn_worker(store: Store, config: WorkerConfig, tracker: &TaskTracker, stop: CancellationToken) {
-    let worker = Arc::new(Worker { store, config, endpoints: Mutex::new(HashMap::new()) });
+    let worker = Arc::new(Worker { store, config, endpoints: Slots::default(), users: Slots::default() });
     let inner = tracker.clone();
     tracker.spawn(async move {
         let budget = Arc::new(Semaphore::new(worker.config.in_flight.max(1)));
@@ -62,41 +67,71 @@ pub fn spawn_worker(store: Store, config: WorkerConfig, tracker: &TaskTracker, s
             // Longer than the most a claimed message can wait here (its share of the in-flight budget
             // at its endpoint's concurrency) plus its own timeout, so no other node takes it meanwhile.
             let lease = worker.config.timeout.as_millis() as i64 * (worker.config.in_flight as i64 + 2);
-            let due = match worker.store.claim_webhook_messages(lease, free as i64).await {
+            // More candidates than free slots: those whose user or endpoint is full are passed over.
+            let per_user = worker.config.per_user.max(1) as i64 * 2;
+            let due = match worker.store.due_webhook_messages(free as i64 * 4, per_user).await {
                 Ok(due) => due,
                 Err(e) => {
                     tracing::warn!(error = %e, "reading the webhook outbox failed");
                     continue;
                 }
             };
-            for message in due {
-                let Ok(permit) = budget.clone().try_acquire_owned() else { break };
+            for candidate in due {
+                let Some(slots) = worker.slots_for(&candidate, &budget) else { continue };
+                let message = match worker.store.claim_webhook_message(&candidate.id, lease).await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "claiming a webhook message failed");
+                        continue;
+                    }
+                };
                 let worker = worker.clone();
                 inner.spawn(async move {
                     worker.deliver(message).await;
-                    drop(permit);
+                    drop(slots);
                 });
             }
         }
     });
 }
 
+/// Semaphores by key (an endpoint's id, a user's id), each made with `size` permits on first use.
+#[derive(Default)]
+struct Slots(Mutex<HashMap<String, Arc<Semaphore>>>);
+
+impl Slots {
+    fn try_take(&self, key: &str, size: usize) -> Option<OwnedSemaphorePermit> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        // Idle keys are forgotten, so the map holds only endpoints and users with deliveries in flight.
+        map.retain(|_, s| s.available_permits() < size.max(1));
+        let slot = map.entry(key.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(size.max(1))));
+        slot.clone().try_acquire_owned().ok()
+    }
+}
+
+/// What one delivery in flight holds: a place of the node's budget, its user's and its endpoint's.
+struct Held(#[allow(dead_code)] [OwnedSemaphorePermit; 3]);
+
 struct Worker {
     store: Store,
     config: WorkerConfig,
-    /// One semaphore per endpoint (its concurrency).
-    endpoints: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Each endpoint's deliveries in flight (at most `per_endpoint`).
+    endpoints: Slots,
+    /// Each user's deliveries in flight (at most `per_user`).
+    users: Slots,
 }
 
 impl Worker {
-    fn endpoint(&self, id: &str) -> Arc<Semaphore> {
-        let mut map = self.endpoints.lock().unwrap_or_else(|p| p.into_inner());
-        map.entry(id.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(self.config.per_endpoint.max(1)))).clone()
+    /// The three places a delivery of `due` needs, if all have room now.
+    fn slots_for(&self, due: &DueMessage, budget: &Arc<Semaphore>) -> Option<Held> {
+        let node = budget.clone().try_acquire_owned().ok()?;
+        let user = self.users.try_take(&due.user_id, self.config.per_user)?;
+        let endpoint = self.endpoints.try_take(&due.webhook_id, self.config.per_endpoint)?;
+        Some(Held([node, user, endpoint]))
     }
 
     async fn deliver(&self, message: OutboxMessage) {
-        let endpoint = self.endpoint(&message.webhook_id);
-        let Ok(_slot) = endpoint.acquire().await else { return };
         let began = Instant::now();
         let (status, error) = match self.send(&message).await {
             Ok(status) => (Some(status), None),

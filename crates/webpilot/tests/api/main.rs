@@ -50,5 +50,6 @@ mod socket_security;
 mod states;
 mod usage;
 mod validation;
+mod webhook_fairness;
 mod webhooks;
 mod whep;
