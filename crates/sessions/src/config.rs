@@ -31,6 +31,9 @@ pub struct SessionConfig {
     pub record_sessions: bool,
     /// Bytes each user's recordings may take before new sessions record nothing (`None`: no quota).
     pub recording_quota_bytes: Option<i64>,
+    /// Bytes each user's files and recordings may take together (`None`: no quota): a new file past it is
+    /// refused with `STORAGE_QUOTA_EXCEEDED`, and a new session records nothing once it is reached.
+    pub storage_quota_bytes: Option<i64>,
     /// The key profiles are sealed with, and their caps.
     pub profiles: crate::profiles::ProfileSettings,
 }
@@ -50,6 +53,7 @@ impl Default for SessionConfig {
             shared_limits: false,
             record_sessions: false,
             recording_quota_bytes: None,
+            storage_quota_bytes: None,
             profiles: Default::default(),
         }
     }

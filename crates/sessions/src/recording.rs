@@ -1,5 +1,6 @@
 //! Whether a new session is recorded: its `recording` parameter, else the service's default
-//! (`--record-sessions`), and then only while its user's recordings take less than the storage quota.
+//! (`--record-sessions`), and then only while its user's recordings take less than their quota, and its
+//! files and recordings less than the storage quota.
 
 use webpilot_core::UserId;
 use webpilot_store::Store;
@@ -15,22 +16,41 @@ pub enum Recording {
     OverQuota,
 }
 
-/// Decides for a session of `user` that asked `asked` (`None`: the service's `default`), under a
-/// per-user `quota` in bytes (`None`: no quota).
+/// The per-user quotas a recording is held to (bytes; `None`: none).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Quotas {
+    /// What the user's recordings may take (`--recording-quota`).
+    pub recordings: Option<i64>,
+    /// What the user's files and recordings may take together (`--storage-quota`).
+    pub storage: Option<i64>,
+}
+
+/// Decides for a session of `user` that asked `asked` (`None`: the service's `default`), under the user's
+/// `quotas`.
 pub(crate) async fn decide(
     store: &Store,
     user: &UserId,
     asked: Option<bool>,
     default: bool,
-    quota: Option<i64>,
+    quotas: Quotas,
 ) -> Recording {
     if !asked.unwrap_or(default) {
         return Recording::Off;
     }
-    let Some(quota) = quota else { return Recording::On };
-    match store.recording_bytes(user).await {
-        Ok(used) if used >= quota => Recording::OverQuota,
-        Ok(_) => Recording::On,
+    let over = async {
+        if let Some(quota) = quotas.recordings {
+            if store.recording_bytes(user).await? >= quota {
+                return Ok(true);
+            }
+        }
+        match quotas.storage {
+            Some(quota) => Ok::<bool, webpilot_store::StoreError>(store.storage_bytes(user).await? >= quota),
+            None => Ok(false),
+        }
+    };
+    match over.await {
+        Ok(true) => Recording::OverQuota,
+        Ok(false) => Recording::On,
         Err(e) => {
             // The session itself does not depend on the quota: record, and say why in the log.
             tracing::warn!(error = %e, "a user's recording storage could not be read; recording anyway");

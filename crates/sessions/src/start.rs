@@ -117,7 +117,7 @@ impl SessionManager {
             &user.id,
             params.recording,
             config.record_sessions,
-            config.recording_quota_bytes,
+            crate::recording::Quotas { recordings: config.recording_quota_bytes, storage: config.storage_quota_bytes },
         )
         .await;
         if recording == crate::Recording::On {

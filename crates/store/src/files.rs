@@ -109,6 +109,20 @@ impl Store {
         Ok(total.unwrap_or(0))
     }
 
+    /// The bytes of every file `user` has stored (what the storage quota counts, beside recordings).
+    pub async fn user_file_bytes(&self, user: &UserId) -> Result<i64> {
+        let total: Option<i64> = sqlx::query_scalar("SELECT CAST(SUM(bytes) AS BIGINT) FROM files WHERE user_id = $1")
+            .bind(user.as_str())
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(total.unwrap_or(0))
+    }
+
+    /// What `user`'s files and recordings take together (the storage quota's count).
+    pub async fn storage_bytes(&self, user: &UserId) -> Result<i64> {
+        Ok(self.user_file_bytes(user).await?.saturating_add(self.recording_bytes(user).await?))
+    }
+
     /// One file of `session` with its bytes.
     pub async fn get_file(&self, session: &SessionId, name: &str) -> Result<Option<(FileRecord, Vec<u8>)>> {
         let meta: Option<FileRecord> = sqlx::query_as(

@@ -175,6 +175,11 @@ pub struct ServeConfig {
     /// gets new sessions that record nothing, and their start answer says so.
     #[arg(long, env = "WEBPILOT_RECORDING_QUOTA", default_value = "5GiB")]
     pub recording_quota: bytesize::ByteSize,
+    /// Storage each user's files and recordings may take together (`10GiB`, `500MB`, `0`: no quota). A new
+    /// file past it (upload or download) is refused with 413 `STORAGE_QUOTA_EXCEEDED`, and a user at or over
+    /// it gets new sessions that record nothing.
+    #[arg(long, env = "WEBPILOT_STORAGE_QUOTA", default_value = "10GiB")]
+    pub storage_quota: bytesize::ByteSize,
     /// An object store every node reads, for finished recordings (`s3://bucket/prefix`, `gs://…`,
     /// `az://…`, or `file:///a/shared/directory`). Credentials and endpoints come from the environment
     /// (`AWS_*`, `GOOGLE_*`, `AZURE_*`) or `--object-store-option`. Without one, a recording stays on the

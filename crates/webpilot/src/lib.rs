@@ -225,7 +225,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             node_id: node_id.clone(),
             shared_limits: store_cfg.is_shared(),
             record_sessions: serve.record_sessions,
-            recording_quota_bytes: recording_quota(serve),
+            recording_quota_bytes: quota(serve.recording_quota),
+            storage_quota_bytes: quota(serve.storage_quota),
             profiles,
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
@@ -376,9 +377,9 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     })
 }
 
-/// The bytes each user's recordings may take (`--recording-quota`; 0 is none).
-fn recording_quota(serve: &ServeConfig) -> Option<i64> {
-    match serve.recording_quota.as_u64() {
+/// The bytes a per-user quota allows (`--recording-quota`, `--storage-quota`; 0 is none).
+fn quota(size: bytesize::ByteSize) -> Option<i64> {
+    match size.as_u64() {
         0 => None,
         bytes => Some(i64::try_from(bytes).unwrap_or(i64::MAX)),
     }

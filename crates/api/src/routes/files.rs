@@ -172,7 +172,7 @@ pub async fn remove(
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
-        (status = 413, description = "`FILE_TOO_LARGE` (the per-file or per-session cap)", body = ErrorBody),
+        (status = 413, description = "`FILE_TOO_LARGE` (the per-file or per-session cap), `STORAGE_QUOTA_EXCEEDED` (the user's files and recordings)", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn upload(
@@ -207,6 +207,16 @@ pub async fn upload(
     if used.saturating_add(content.len() as u64) > per_session {
         let msg = format!("the session's files may have at most {per_session} bytes in all; delete one first");
         return Err(ApiError::new(ErrorCode::FileTooLarge, msg).into());
+    }
+    if let Some(quota) = state.manager.config().storage_quota_bytes {
+        let stored = state.store.storage_bytes(&user.id).await?;
+        if stored.saturating_add(i64::try_from(content.len()).unwrap_or(i64::MAX)) > quota {
+            let msg = format!(
+                "your files and recordings may take at most {quota} bytes (GET /usage shows what they take); \
+                 delete some first"
+            );
+            return Err(ApiError::new(ErrorCode::StorageQuotaExceeded, msg).into());
+        }
     }
     let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
     let record = state.store.insert_file(&session, &user.id, file).await?;

@@ -1,7 +1,8 @@
 //! `GET /usage`: what left the caller's balance, so it can be reconciled from API answers alone. One line
 //! per charge (a task's usage, a session's open time), newest first, paged by an opaque cursor, optionally
 //! within `[since, until)`; with the balance now and what running tasks hold of it. Credits (top-ups) are
-//! not lines: the lines of a new user add up to what left its balance.
+//! not lines: the lines of a new user add up to what left its balance. It also says what the caller's files
+//! and recordings take against the storage quota.
 
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
@@ -48,6 +49,17 @@ pub struct UsageLineView {
     created_at: String,
 }
 
+/// What the caller's files and recordings take, against the storage quota.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StorageView {
+    /// Bytes of the caller's stored files and recordings.
+    used_bytes: i64,
+    /// The most they may take together (`--storage-quota`); absent when there is no quota.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    quota_bytes: Option<i64>,
+}
+
 /// Body of `GET /usage`.
 #[derive(Serialize, ToSchema)]
 pub struct UsageAnswer {
@@ -57,6 +69,7 @@ pub struct UsageAnswer {
     /// What open sessions and running tasks hold of the balance now (USD): not charged yet.
     held: f64,
     lines: Vec<UsageLineView>,
+    storage: StorageView,
     /// The cursor of the next page, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     next: Option<String>,
@@ -128,11 +141,16 @@ pub async fn usage(
     };
     let balance = state.store.get_user(&user.id).await?.map_or(user.balance_micros, |u| u.balance_micros);
     let held = state.manager.held_micros(&user.id).await?;
+    let storage = StorageView {
+        used_bytes: state.store.storage_bytes(&user.id).await?,
+        quota_bytes: state.manager.config().storage_quota_bytes,
+    };
     Ok(Json(UsageAnswer {
         success: true,
         balance: micros_to_usd(balance),
         held: micros_to_usd(held),
         lines: lines.into_iter().map(view).collect(),
+        storage,
         next,
     }))
 }

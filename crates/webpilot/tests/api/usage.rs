@@ -80,3 +80,34 @@ async fn the_lines_of_a_new_user_add_up_to_what_left_its_balance() {
     let anonymous = app.get("/usage").await;
     anonymous.assert_error(401, "UNAUTHORIZED");
 }
+
+async fn upload(app: &TestApp, key: &str, sid: &str, name: &str, bytes: usize) -> Reply {
+    let url = format!("{}/sessions/{sid}/files", app.base);
+    let r = app.client.post(url).query(&[("name", name)]).bearer_auth(key).body(vec![7u8; bytes]).send().await;
+    let r = r.expect("upload");
+    let status = r.status();
+    Reply { status, headers: Default::default(), body: r.json().await.expect("JSON") }
+}
+
+#[tokio::test]
+async fn files_past_a_users_storage_quota_are_refused_and_usage_shows_what_they_take() {
+    let app = TestApp::spawn_with(|s| s.arg("storage-quota", "100KB")).await;
+    let (key, other) = (app.key().await, app.key().await);
+    let (first, second) = (app.start_session(&key, json!({})).await, app.start_session(&key, json!({})).await);
+    assert_eq!(upload(&app, &key, &first, "a.bin", 60_000).await.status, 200);
+    let storage = usage(&app, &key, "").await.body["storage"].clone();
+    assert_eq!(storage, json!({ "usedBytes": 60_000, "quotaBytes": 100_000 }));
+
+    // The quota is the user's, over all its sessions; another user has its own.
+    let refused = upload(&app, &key, &second, "b.bin", 50_000).await;
+    refused.assert_error(413, "STORAGE_QUOTA_EXCEEDED");
+    assert!(refused.body["message"].as_str().is_some_and(|m| m.contains("GET /usage")), "{}", refused.body);
+    assert_eq!(upload(&app, &other, &app.start_session(&other, json!({})).await, "b.bin", 50_000).await.status, 200);
+
+    // Deleting a file makes room.
+    let url = format!("{}/sessions/{first}/files/a.bin", app.base);
+    let deleted = app.client.delete(url).bearer_auth(&key).send().await.expect("delete");
+    assert_eq!(deleted.status().as_u16(), 200);
+    assert_eq!(upload(&app, &key, &second, "b.bin", 50_000).await.status, 200);
+    assert_eq!(usage(&app, &key, "").await.body["storage"]["usedBytes"], 50_000);
+}
