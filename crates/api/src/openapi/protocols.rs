@@ -18,6 +18,7 @@ const TOKEN: &str = "The live-view token in `webViewURL` / `webRTCURL` (or a sha
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
     responses(
         (status = 200, description = "JPEG frames", content_type = "multipart/x-mixed-replace"),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no, wrong or expired token; a DevTools token)", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (ended)", body = ErrorBody),
@@ -46,7 +47,7 @@ fn share() {}
     request_body(content = Object, description = "An interaction action"),
     responses(
         (status = 200, description = "`{success, message}`", body = Object),
-        (status = 400, description = "`INVALID_PARAMS`, `MISSING_REQUIRED_FIELD`", body = ErrorBody),
+        (status = 400, description = "`INVALID_PARAMS` (also a malformed query string), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no token, or a read-only one)", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 409, description = "`INVALID_STATE`", body = ErrorBody),
@@ -59,6 +60,7 @@ fn interaction() {}
     request_body(content = String, content_type = "application/sdp"),
     responses(
         (status = 201, description = "The SDP answer (VP8 video)", content_type = "application/sdp", body = String),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE` (not `application/sdp`)", body = ErrorBody),

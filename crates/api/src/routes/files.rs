@@ -5,10 +5,11 @@
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::FILES;
+use crate::query::Query;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -84,6 +85,20 @@ async fn owned(state: &AppState, user: &User, id: &str) -> Result<SessionId, Api
     let id = SessionId::from_string(id);
     match state.store.get_session(&id).await? {
         Some(s) if s.user_id == user.id => Ok(id),
+        _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
+    }
+}
+
+/// The session `id` when it is `user`'s and has not ended: an ended session takes no more files (its
+/// area is only read and purged), SESSION_NOT_FOUND as for every call that needs a live session.
+async fn owned_live(state: &AppState, user: &User, id: &str) -> Result<SessionId, ApiError> {
+    let id = SessionId::from_string(id);
+    match state.store.get_session(&id).await? {
+        Some(s) if s.user_id == user.id && s.ended_at.is_none() => Ok(id),
+        Some(s) if s.user_id == user.id => Err(ApiError::new(
+            ErrorCode::SessionNotFound,
+            "the session has ended: files can no longer be uploaded into it (its files can still be read)",
+        )),
         _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
     }
 }
@@ -168,10 +183,10 @@ pub async fn remove(
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes; or `multipart/form-data` whose first file part is the file (its filename names it when `name` is not given)"),
     responses(
         (status = 200, description = "Stored", body = FileStored),
-        (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body)", body = ErrorBody),
+        (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body, a malformed query string)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, another user's, or ended)", body = ErrorBody),
         (status = 413, description = "`FILE_TOO_LARGE` (the per-file or per-session cap)", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
@@ -183,7 +198,7 @@ pub async fn upload(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<FileStored>, ErrorResponse> {
-    let session = owned(&state, &user, &session).await?;
+    let session = owned_live(&state, &user, &session).await?;
     let settings = state.manager.pool().settings();
     let (per_file, per_session) = (settings.max_file_bytes, settings.max_session_file_bytes);
     let too_large = || ApiError::new(ErrorCode::FileTooLarge, format!("a file may have at most {per_file} bytes"));
