@@ -234,3 +234,25 @@ async fn run_task_documents_and_answers_task_not_found_for_an_unknown_replay() {
     }
     app.stop().await;
 }
+
+/// The `newTask` body README.md shows in "Try it", with the shell's `$SID` put in.
+fn readme_new_task(sid: &str) -> Value {
+    let readme = include_str!("../../../../README.md");
+    let start = readme.find("-d '{\n    \"sessionId\"").expect("README shows a send-message body") + 4;
+    let end = start + readme[start..].find("}'").expect("the body's end") + 1;
+    let body = readme[start..end].replace("'\"$SID\"'", sid);
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("README's body is not JSON ({e}): {body}"))
+}
+
+#[tokio::test]
+async fn the_readmes_new_task_body_is_accepted_whole() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({})).await;
+    let body = readme_new_task(&sid);
+    assert_eq!(body["message"]["actionType"], "newTask", "{body}");
+    let r = app.post("/start/send-message", &key, body).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["taskId"].as_str().is_some(), "{}", r.body);
+    app.stop().await;
+}
