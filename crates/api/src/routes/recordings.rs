@@ -323,6 +323,7 @@ pub struct RecordingLink {
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn share(

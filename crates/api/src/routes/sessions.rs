@@ -108,7 +108,7 @@ pub async fn send_message(
         (status = 200, description = "The caller's live sessions", body = SessionList),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<SessionList> {
     let base = &state.config.public_url;

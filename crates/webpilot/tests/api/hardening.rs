@@ -256,3 +256,37 @@ async fn the_readmes_new_task_body_is_accepted_whole() {
     assert!(r.body["taskId"].as_str().is_some(), "{}", r.body);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_statuses_every_route_can_answer() {
+    let app = TestApp::spawn().await;
+    let doc = app.get("/openapi.json").await.body;
+    let paths = doc["paths"].as_object().expect("paths");
+    let mut missing = Vec::new();
+    for (path, ops) in paths {
+        for (method, op) in ops.as_object().expect("operations") {
+            let Some(responses) = op["responses"].as_object() else { continue };
+            let keyed = op["security"].as_array().is_some_and(|s| s.iter().any(|r| r.get("apiKey").is_some()));
+            let queried = op["parameters"].as_array().is_some_and(|ps| ps.iter().any(|p| p["in"] == "query"));
+            // Requests for a session another node holds are forwarded to it (docs/scaling.md).
+            let forwarded = ["/task/", "/stream/", "/cdp/"].iter().any(|p| path.starts_with(p));
+            let mut want = Vec::new();
+            if keyed {
+                want.extend(["401", "500"]);
+            }
+            if queried {
+                want.push("400");
+            }
+            if forwarded {
+                want.push("503");
+            }
+            for status in want {
+                if !responses.contains_key(status) {
+                    missing.push(format!("{method} {path} {status}"));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "undocumented statuses: {missing:#?}");
+    app.stop().await;
+}
