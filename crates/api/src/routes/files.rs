@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::files::{check_name, mime_for, FileSource};
 use webpilot_core::{ApiError, ErrorCode, SessionId};
-use webpilot_store::{FileRecord, NewFile, User};
+use webpilot_store::{FileRecord, NewFile, StoreError, User};
 
 /// A file of a session's area.
 #[derive(Serialize, ToSchema)]
@@ -95,12 +95,16 @@ async fn owned_live(state: &AppState, user: &User, id: &str) -> Result<SessionId
     let id = SessionId::from_string(id);
     match state.store.get_session(&id).await? {
         Some(s) if s.user_id == user.id && s.ended_at.is_none() => Ok(id),
-        Some(s) if s.user_id == user.id => Err(ApiError::new(
-            ErrorCode::SessionNotFound,
-            "the session has ended: files can no longer be uploaded into it (its files can still be read)",
-        )),
+        Some(s) if s.user_id == user.id => Err(ended()),
         _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
     }
+}
+
+fn ended() -> ApiError {
+    ApiError::new(
+        ErrorCode::SessionNotFound,
+        "the session has ended: files can no longer be uploaded into it (its files can still be read)",
+    )
 }
 
 /// The session's files, oldest first (also after the session ended, until they are purged).
@@ -224,7 +228,12 @@ pub async fn upload(
         return Err(ApiError::new(ErrorCode::FileTooLarge, msg).into());
     }
     let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
-    let record = state.store.insert_file(&session, &user.id, file).await?;
+    // The store refuses it too when the session ended since the check above.
+    let record = match state.store.insert_file(&session, &user.id, file).await {
+        Ok(record) => record,
+        Err(StoreError::NotFound(_)) => return Err(ended().into()),
+        Err(e) => return Err(e.into()),
+    };
     tracing::info!(session = %session, bytes = record.bytes, "a file was uploaded");
     Ok(Json(FileStored { success: true, file: record.into() }))
 }
