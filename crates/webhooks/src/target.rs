@@ -1,7 +1,8 @@
-//! Where a webhook may be delivered: an `http`/`https` URL whose host resolves only to addresses the
-//! egress policy allows (never loopback or private networks unless `--egress-allow` names them). Checked
-//! at registration and again at each delivery, and the delivery connects to the addresses checked, so a
-//! DNS answer that changes in between (rebinding) cannot reach a private address.
+//! Where a webhook may be delivered: an `http`/`https` URL whose host resolves to an address the egress
+//! policy allows (never loopback or private networks unless `--egress-allow` names them), by the browser's
+//! rule (`webpilot_core::egress::allowed_addrs`: the other addresses are dropped). Checked at registration
+//! and again at each delivery, and the delivery connects only to the addresses that passed, so a DNS answer
+//! that changes in between (rebinding) cannot reach a private address.
 
 use std::net::{IpAddr, SocketAddr};
 use webpilot_core::egress::{allowed_addrs, AllowEntry, SessionPolicy};
