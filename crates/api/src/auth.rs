@@ -42,3 +42,17 @@ impl FromRequestParts<AppState> for AuthUser {
         }
     }
 }
+
+/// The challenge every 401 carries (RFC 9110 §11.6.1), so a client such as the MCP Inspector sees that a
+/// Bearer key is wanted rather than guessing at an OAuth flow.
+pub const CHALLENGE: &str = "Bearer realm=\"webpilot\"";
+
+/// Adds `WWW-Authenticate` to every 401 of the router (REST, MCP, the DevTools handshake, relayed ones).
+pub async fn challenge(mut res: axum::response::Response) -> axum::response::Response {
+    if res.status() == axum::http::StatusCode::UNAUTHORIZED {
+        res.headers_mut()
+            .entry(axum::http::header::WWW_AUTHENTICATE)
+            .or_insert(axum::http::HeaderValue::from_static(CHALLENGE));
+    }
+    res
+}

@@ -6,7 +6,7 @@ use crate::policy::{DomainPolicy, EgressFailure};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::time::Duration;
 use tokio::net::TcpStream;
-use webpilot_core::egress::{decide, decide_host, AllowEntry, Decision, DenyReason, SessionPolicy};
+use webpilot_core::egress::{allowed_addrs, decide_host, AllowEntry, DenyReason, SessionPolicy};
 use webpilot_core::policy::canonical_host;
 
 /// What one session's proxy connects with.
@@ -49,28 +49,19 @@ impl Connector {
         let addrs = tokio::time::timeout(self.timeout, resolve(&canonical, port))
             .await
             .map_err(|_| EgressFailure::Unresolved)??;
-        let mut denied = None;
+        let allowed = allowed_addrs(&canonical, &addrs, port, policy).map_err(EgressFailure::Denied)?;
         let mut last_error = None;
-        for addr in addrs {
-            match decide(&canonical, addr, port, policy) {
-                Decision::Deny(reason) => {
-                    denied.get_or_insert(reason);
+        for addr in allowed {
+            match tokio::time::timeout(self.timeout, TcpStream::connect((addr, port))).await {
+                Ok(Ok(stream)) => return Ok(stream),
+                Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    last_error = Some(EgressFailure::Refused)
                 }
-                Decision::Allow => match tokio::time::timeout(self.timeout, TcpStream::connect((addr, port))).await {
-                    Ok(Ok(stream)) => return Ok(stream),
-                    Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                        last_error = Some(EgressFailure::Refused)
-                    }
-                    Ok(Err(e)) => last_error = Some(EgressFailure::Unreachable(e.to_string())),
-                    Err(_) => last_error = Some(EgressFailure::Unreachable("connecting timed out".to_owned())),
-                },
+                Ok(Err(e)) => last_error = Some(EgressFailure::Unreachable(e.to_string())),
+                Err(_) => last_error = Some(EgressFailure::Unreachable("connecting timed out".to_owned())),
             }
         }
-        match (last_error, denied) {
-            (Some(e), _) => Err(e),
-            (None, Some(reason)) => Err(EgressFailure::Denied(reason)),
-            (None, None) => Err(EgressFailure::Unresolved),
-        }
+        Err(last_error.unwrap_or(EgressFailure::Unresolved))
     }
 }
 

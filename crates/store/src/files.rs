@@ -2,7 +2,7 @@
 //! serves them, also after the session ended, until `purge_files` drops them. Names are unique within a
 //! session: a taken name gets ` (n)` before its extension.
 
-use crate::{now_ms, retry, Result, Store};
+use crate::{now_ms, retry, Result, Store, StoreError};
 use sha2::{Digest, Sha256};
 use webpilot_core::files::{numbered, FileSource};
 use webpilot_core::{SessionId, UserId};
@@ -32,12 +32,25 @@ pub struct NewFile<'a> {
 }
 
 impl Store {
-    /// Stores `file` in `session`'s area under its name, or the first free numbered one.
+    /// Stores `file` in `session`'s area under its name, or the first free numbered one. An upload needs the
+    /// session live: into an ended (or unknown) one it is `StoreError::NotFound("live session")`.
     pub async fn insert_file(&self, session: &SessionId, user: &UserId, file: NewFile<'_>) -> Result<FileRecord> {
         let sha256 = hex::encode(Sha256::digest(file.content));
         let bytes = i64::try_from(file.content.len()).unwrap_or(i64::MAX);
         retry::on_busy("store a session file", || async {
             let mut tx = self.pool.begin().await?;
+            if file.source == FileSource::Upload {
+                // An upload needs a live session. Touching its row holds it against a concurrent end (the end's
+                // UPDATE waits for this transaction), so an upload is stored before the end or refused.
+                let live = sqlx::query("UPDATE sessions SET state = state WHERE id = $1 AND ended_at IS NULL")
+                    .bind(session.as_str())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if live == 0 {
+                    return Err(StoreError::NotFound("live session"));
+                }
+            }
             let taken: Vec<String> = sqlx::query_scalar("SELECT name FROM files WHERE session_id = $1")
                 .bind(session.as_str())
                 .fetch_all(&mut *tx)
@@ -192,5 +205,23 @@ mod tests {
         assert_eq!(s.purge_files(now_ms() + 1).await.unwrap(), 1);
         assert!(s.list_files(&sid).await.unwrap().is_empty());
         assert_eq!(s.session_file_bytes(&sid).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn uploads_need_a_live_session_and_downloads_land_after_its_end() {
+        let (s, _d) = store().await;
+        let u = s.create_user("f", 0).await.unwrap();
+        let sid = SessionId::generate();
+        s.insert_session(&sid, &u.id, "active", "{}", "n").await.unwrap();
+        let upload = NewFile { name: "u.txt", mime_type: "text/plain", source: FileSource::Upload, content: b"hi" };
+        s.insert_file(&sid, &u.id, upload).await.unwrap();
+        assert!(s.end_session(&sid, "terminated", 0).await.unwrap());
+        let refused = s.insert_file(&sid, &u.id, upload).await;
+        assert!(matches!(refused, Err(StoreError::NotFound(_))), "{refused:?}");
+        let unknown = s.insert_file(&SessionId::generate(), &u.id, upload).await;
+        assert!(matches!(unknown, Err(StoreError::NotFound(_))), "{unknown:?}");
+        // A download still being written when its session ends is kept (docs/profiles-and-files.md).
+        let late = NewFile { source: FileSource::Download, ..upload };
+        assert_eq!(s.insert_file(&sid, &u.id, late).await.unwrap().name, "u (1).txt");
     }
 }

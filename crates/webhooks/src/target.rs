@@ -1,10 +1,11 @@
-//! Where a webhook may be delivered: an `http`/`https` URL whose host resolves only to addresses the
-//! egress policy allows (never loopback or private networks unless `--egress-allow` names them). Checked
-//! at registration and again at each delivery, and the delivery connects to the addresses checked, so a
-//! DNS answer that changes in between (rebinding) cannot reach a private address.
+//! Where a webhook may be delivered: an `http`/`https` URL whose host resolves to an address the egress
+//! policy allows (never loopback or private networks unless `--egress-allow` names them), by the browser's
+//! rule (`webpilot_core::egress::allowed_addrs`: the other addresses are dropped). Checked at registration
+//! and again at each delivery, and the delivery connects only to the addresses that passed, so a DNS answer
+//! that changes in between (rebinding) cannot reach a private address.
 
 use std::net::{IpAddr, SocketAddr};
-use webpilot_core::egress::{decide, AllowEntry, Decision, SessionPolicy};
+use webpilot_core::egress::{allowed_addrs, AllowEntry, SessionPolicy};
 use webpilot_core::policy::canonical_host;
 use webpilot_egress::resolve;
 
@@ -49,14 +50,14 @@ pub async fn check_url(raw: &str, allow: &[AllowEntry]) -> Result<Target, Target
         return Err(TargetError::Unresolvable { host });
     }
     let policy = SessionPolicy { allow, avoid: &[] };
-    // Every address must pass: the client may connect to any of them.
-    for ip in &ips {
-        if let Decision::Deny(reason) = decide(&host, *ip, port, policy) {
-            return Err(TargetError::Refused { host, why: reason.to_string() });
-        }
-    }
+    // The browser's rule: the allowed addresses are the ones delivery connects to (it is pinned to them),
+    // so `localhost` under `--egress-allow 127.0.0.1:PORT` is reached at 127.0.0.1 and never at ::1.
+    let allowed = match allowed_addrs(&host, &ips, port, policy) {
+        Ok(allowed) => allowed,
+        Err(reason) => return Err(TargetError::Refused { host, why: reason.to_string() }),
+    };
     let domain = host.parse::<IpAddr>().is_err().then_some(host);
-    Ok(Target { url, domain, addrs: ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect() })
+    Ok(Target { url, domain, addrs: allowed.into_iter().map(|ip| SocketAddr::new(ip, port)).collect() })
 }
 
 #[cfg(test)]
@@ -76,5 +77,10 @@ mod tests {
         let target = check_url("http://127.0.0.1:9/hook", &allow).await.expect("allowed by --egress-allow");
         assert_eq!(target.addrs, vec!["127.0.0.1:9".parse().expect("addr")]);
         assert!(check_url("http://127.0.0.1:10/hook", &allow).await.is_err(), "another port is not allowed");
+        // One rule with the browser's egress: localhost is reached at its allowed address only.
+        let target = check_url("http://localhost:9/hook", &allow).await.expect("localhost under 127.0.0.1:9");
+        assert_eq!(target.addrs, vec!["127.0.0.1:9".parse().expect("addr")]);
+        let refused = check_url("http://localhost:10/", &allow).await.expect_err("another port");
+        assert!(refused.to_string().contains("--egress-allow"), "{refused}");
     }
 }

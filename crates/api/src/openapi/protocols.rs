@@ -18,9 +18,11 @@ const TOKEN: &str = "The live-view token in `webViewURL` / `webRTCURL` (or a sha
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
     responses(
         (status = 200, description = "JPEG frames", content_type = "multipart/x-mixed-replace"),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no, wrong or expired token; a DevTools token)", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (ended)", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
 fn view() {}
 
@@ -35,7 +37,10 @@ fn view() {}
         (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
 fn share() {}
 
@@ -46,10 +51,14 @@ fn share() {}
     request_body(content = Object, description = "An interaction action"),
     responses(
         (status = 200, description = "`{success, message}`", body = Object),
-        (status = 400, description = "`INVALID_PARAMS`, `MISSING_REQUIRED_FIELD`", body = ErrorBody),
+        (status = 400, description = "`INVALID_PARAMS` (also a malformed query string), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no token, or a read-only one)", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 409, description = "`INVALID_STATE`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
+        (status = 429, description = "`RATE_LIMIT_EXCEEDED` (8 manual interactions in flight per session)", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
 fn interaction() {}
 
@@ -59,10 +68,13 @@ fn interaction() {}
     request_body(content = String, content_type = "application/sdp"),
     responses(
         (status = 201, description = "The SDP answer (VP8 video)", content_type = "application/sdp", body = String),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 415, description = "`UNSUPPORTED_MEDIA_TYPE` (not `application/sdp`)", body = ErrorBody),
-        (status = 429, description = "`SESSION_LIMIT_REACHED` (viewers per session)", body = ErrorBody),
+        (status = 429, description = "`RATE_LIMIT_EXCEEDED` (too many viewers of the session or being watched)", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (no UDP port for the viewer, or the session's node cannot be reached)", body = ErrorBody),
     ))]
 fn whep_offer() {}
 
@@ -72,6 +84,7 @@ fn whep_offer() {}
     responses(
         (status = 200, description = "Ended"),
         (status = 404, description = "`NOT_FOUND`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
 fn whep_end() {}
 
@@ -82,9 +95,13 @@ fn whep_end() {}
     responses(
         (status = 200, description = "The JSON-RPC answer (JSON or `text/event-stream`)", body = Object),
         (status = 202, description = "A notification or response was accepted"),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`", body = ErrorBody),
+        (status = 400, description = "`MCP_INVALID_REQUEST` (a batch, no `jsonrpc: \"2.0\"`, an id already in flight), as a JSON-RPC error", body = Object),
+        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`MCP_SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE` (over 4 MiB)", body = ErrorBody),
         (status = 429, description = "`SESSION_LIMIT_REACHED` (MCP sessions)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 fn mcp() {}
 

@@ -7,10 +7,11 @@
 
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::DEVTOOLS;
+use crate::query::Query;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -134,7 +135,7 @@ fn scope_of(
     params(("sessionId" = String, Path), CdpQuery),
     responses(
         (status = 101, description = "Switching to the WebSocket"),
-        (status = 400, description = "`INVALID_PARAMS` (not a WebSocket upgrade)", body = ErrorBody),
+        (status = 400, description = "`INVALID_PARAMS` (not a WebSocket upgrade, a malformed query string)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED`: no `cdp` token or owner's API key (stream, socket and other sessions' tokens included), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (ended)", body = ErrorBody),
@@ -248,6 +249,7 @@ async fn serve(
     params(("sessionId" = String, Path), CdpQuery),
     responses(
         (status = 200, description = "`Browser`, `Protocol-Version`, `User-Agent`, `V8-Version`, `WebKit-Version`, `webSocketDebuggerUrl`", body = Object),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED`: no `cdp` token or owner's API key (stream, socket and other sessions' tokens included), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (ended)", body = ErrorBody),

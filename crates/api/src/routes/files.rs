@@ -5,10 +5,11 @@
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::FILES;
+use crate::query::Query;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::files::{check_name, mime_for, FileSource};
 use webpilot_core::{ApiError, ErrorCode, SessionId};
-use webpilot_store::{FileRecord, NewFile, User};
+use webpilot_store::{FileRecord, NewFile, StoreError, User};
 
 /// A file of a session's area.
 #[derive(Serialize, ToSchema)]
@@ -86,6 +87,24 @@ async fn owned(state: &AppState, user: &User, id: &str) -> Result<SessionId, Api
         Some(s) if s.user_id == user.id => Ok(id),
         _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
     }
+}
+
+/// The session `id` when it is `user`'s and has not ended: an ended session takes no more files (its
+/// area is only read and purged), SESSION_NOT_FOUND as for every call that needs a live session.
+async fn owned_live(state: &AppState, user: &User, id: &str) -> Result<SessionId, ApiError> {
+    let id = SessionId::from_string(id);
+    match state.store.get_session(&id).await? {
+        Some(s) if s.user_id == user.id && s.ended_at.is_none() => Ok(id),
+        Some(s) if s.user_id == user.id => Err(ended()),
+        _ => Err(ApiError::code(ErrorCode::SessionNotFound)),
+    }
+}
+
+fn ended() -> ApiError {
+    ApiError::new(
+        ErrorCode::SessionNotFound,
+        "the session has ended: files can no longer be uploaded into it (its files can still be read)",
+    )
 }
 
 /// The session's files, oldest first (also after the session ended, until they are purged).
@@ -168,10 +187,10 @@ pub async fn remove(
     request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes; or `multipart/form-data` whose first file part is the file (its filename names it when `name` is not given)"),
     responses(
         (status = 200, description = "Stored", body = FileStored),
-        (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body)", body = ErrorBody),
+        (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body, a malformed query string)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, another user's, or ended)", body = ErrorBody),
         (status = 413, description = "`FILE_TOO_LARGE` (the per-file or per-session cap), `STORAGE_QUOTA_EXCEEDED` (the user's files and recordings)", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
@@ -183,7 +202,7 @@ pub async fn upload(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<FileStored>, ErrorResponse> {
-    let session = owned(&state, &user, &session).await?;
+    let session = owned_live(&state, &user, &session).await?;
     let settings = state.manager.pool().settings();
     let (per_file, per_session) = (settings.max_file_bytes, settings.max_session_file_bytes);
     let too_large = || ApiError::new(ErrorCode::FileTooLarge, format!("a file may have at most {per_file} bytes"));
@@ -219,7 +238,12 @@ pub async fn upload(
         }
     }
     let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
-    let record = state.store.insert_file(&session, &user.id, file).await?;
+    // The store refuses it too when the session ended since the check above.
+    let record = match state.store.insert_file(&session, &user.id, file).await {
+        Ok(record) => record,
+        Err(StoreError::NotFound(_)) => return Err(ended().into()),
+        Err(e) => return Err(e.into()),
+    };
     tracing::info!(session = %session, bytes = record.bytes, "a file was uploaded");
     Ok(Json(FileStored { success: true, file: record.into() }))
 }

@@ -2,6 +2,7 @@
 //! each has its OpenAPI entry; `GET /openapi.json` serves the document), the Socket.IO channel
 //! (`/socket.io/`), JSON 404/405 fallbacks, and the rate-limit layer on the work-starting routes.
 
+mod byte_range;
 mod cdp;
 mod chat;
 mod console;
@@ -111,6 +112,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::forward::to_owner))
+        .layer(axum::middleware::map_response(crate::auth::challenge))
         // The span names the path alone: a query may carry a capability (`?token=`), which is never logged.
         .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(|req: &axum::extract::Request| {
             tracing::debug_span!("request", method = %req.method(), path = %req.uri().path())

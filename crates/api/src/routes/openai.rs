@@ -44,6 +44,7 @@ pub struct Model {
         (status = 200, description = "The one model, `svc-browser-1`", body = ModelList),
         (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED` (with an OpenAI `error` object)", body = OpenAiErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = OpenAiErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = OpenAiErrorBody),
     ))]
 pub async fn models(AuthUser(_user): AuthUser) -> Json<ModelList> {
     Json(ModelList {

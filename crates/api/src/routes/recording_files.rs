@@ -2,6 +2,7 @@
 //! node's data directory when it recorded them, or the node that did (the request is forwarded to it
 //! while it runs). The video is served with `Range` support from either place.
 
+use super::byte_range::{self, Selected};
 use crate::error::ErrorResponse;
 use crate::forward::{self, FORWARDED_BY};
 use crate::state::AppState;
@@ -60,7 +61,27 @@ pub async fn video(state: &AppState, r: &RecordingRecord, request: Request) -> R
             Ok(forward::forward(state, &address, parts, body).await)
         }
         Place::Here(dir) => {
-            let served = ServeFile::new(dir.join(VIDEO_FILE)).try_call(request).await.map_err(|e| {
+            let path = dir.join(VIDEO_FILE);
+            let size = match tokio::fs::metadata(&path).await {
+                Ok(meta) => meta.len(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(no_video().into()),
+                Err(e) => return Err(unreadable(e).into()),
+            };
+            // The range is decided here (RFC 9110) and handed to ServeFile in the one form it reads alike.
+            let mut request = request;
+            let asked = request.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
+            match byte_range::select(asked, size) {
+                Selected::Unsatisfiable => return unsatisfiable(size),
+                Selected::Whole => {
+                    request.headers_mut().remove(header::RANGE);
+                }
+                Selected::Part { start, end } => {
+                    let exact = HeaderValue::from_str(&format!("bytes={start}-{}", end - 1))
+                        .map_err(|_| ApiError::code(ErrorCode::InternalError))?;
+                    request.headers_mut().insert(header::RANGE, exact);
+                }
+            }
+            let served = ServeFile::new(path).try_call(request).await.map_err(|e| {
                 tracing::warn!(error = %e, "a recording's video could not be read");
                 ApiError::code(ErrorCode::InternalError)
             })?;
@@ -107,25 +128,25 @@ fn no_video() -> ApiError {
     ApiError::new(ErrorCode::RecordingNotFound, "the recording has no video")
 }
 
+/// 416 for a range that starts past the end of a video of `size` bytes.
+fn unsatisfiable(size: u64) -> Result<Response, ErrorResponse> {
+    Response::builder()
+        .status(StatusCode::RANGE_NOT_SATISFIABLE)
+        .header(header::CONTENT_RANGE, format!("bytes */{size}"))
+        .body(Body::empty())
+        .map_err(|_| ApiError::code(ErrorCode::InternalError).into())
+}
+
 /// Serves a video from the object store: 200 with all of it, 206 with the one range asked for, 416
 /// for a range outside it. Several ranges at once get the whole video (a server may ignore `Range`).
 async fn blob_video(blobs: &Blobs, session: &str, headers: &HeaderMap) -> Result<Response, ErrorResponse> {
     let name = files::blob(session, VIDEO_FILE);
     let size = blobs.size(&name).await.map_err(unreadable)?.ok_or_else(no_video)?;
     let asked = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
-    let (status, start, end) = match asked.map(http_range_header::parse_range_header) {
-        None => (StatusCode::OK, 0, size),
-        Some(parsed) => match parsed.and_then(|ranges| ranges.validate(size)) {
-            Ok(ranges) if ranges.len() == 1 => (StatusCode::PARTIAL_CONTENT, *ranges[0].start(), ranges[0].end() + 1),
-            Ok(_) => (StatusCode::OK, 0, size),
-            Err(_) => {
-                return Response::builder()
-                    .status(StatusCode::RANGE_NOT_SATISFIABLE)
-                    .header(header::CONTENT_RANGE, format!("bytes */{size}"))
-                    .body(Body::empty())
-                    .map_err(|_| ApiError::code(ErrorCode::InternalError).into());
-            }
-        },
+    let (status, start, end) = match byte_range::select(asked, size) {
+        Selected::Whole => (StatusCode::OK, 0, size),
+        Selected::Part { start, end } => (StatusCode::PARTIAL_CONTENT, start, end),
+        Selected::Unsatisfiable => return unsatisfiable(size),
     };
     let body = if start == end {
         Body::empty()

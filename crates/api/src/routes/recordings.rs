@@ -9,9 +9,10 @@ use super::recording_files::{self, Place};
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::RECORDINGS;
+use crate::query::Query;
 use crate::state::AppState;
 use crate::stream_token::Scope;
-use axum::extract::{FromRequestParts, Path, Query, Request, State};
+use axum::extract::{FromRequestParts, Path, Request, State};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -157,7 +158,7 @@ async fn owned(state: &AppState, user: &webpilot_store::User, session_id: &str) 
     params(Page),
     responses(
         (status = 200, description = "The caller's recordings", body = RecordingList),
-        (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range)", body = ErrorBody),
+        (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string: a repeated parameter, a number that does not fit)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
@@ -207,7 +208,8 @@ pub async fn get(
     responses(
         (status = 200, description = "The video", content_type = "video/webm", body = Vec<u8>),
         (status = 206, description = "The requested range", content_type = "video/webm", body = Vec<u8>),
-        (status = 416, description = "A range outside the video"),
+        (status = 416, description = "A range that starts past the end of the video"),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
@@ -231,6 +233,7 @@ pub async fn video(
     params(("sessionId" = String, Path), LinkQuery),
     responses(
         (status = 200, description = "The timeline", body = Timeline),
+        (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
@@ -318,6 +321,7 @@ pub struct RecordingLink {
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
+        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn share(

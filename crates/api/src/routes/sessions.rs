@@ -29,6 +29,7 @@ use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURAT
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
+        (status = 404, description = "`TASK_NOT_FOUND` (`replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE` (another live session persists this profile)", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
@@ -54,6 +55,7 @@ pub async fn start_session(
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
+        (status = 404, description = "`TASK_NOT_FOUND` (`replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE` (another live session persists this profile)", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
@@ -80,7 +82,7 @@ pub async fn run_task(
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE` (newTask)", body = ErrorBody),
-        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, ended, or another user's)", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, ended, or another user's), `TASK_NOT_FOUND` (a newTask's `replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`TASK_ALREADY_RUNNING`, `INVALID_STATE` (not allowed in the session's state)", body = ErrorBody),
         (status = 410, description = "`SESSION_EXPIRED`", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user)", body = ErrorBody),
@@ -106,7 +108,7 @@ pub async fn send_message(
         (status = 200, description = "The caller's live sessions", body = SessionList),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<SessionList> {
     let base = &state.config.public_url;

@@ -14,6 +14,7 @@ use axum::Json;
         (status = 200, description = "The task's state (a failed task answers 200 with `success: false`)", body = PollView),
         (status = 404, description = "`TASK_NOT_FOUND`, `SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
 pub async fn poll(
     State(state): State<AppState>,

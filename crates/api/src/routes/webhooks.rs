@@ -146,6 +146,13 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
     };
     let events = match fields.get("events") {
         None | Some(Value::Null) => Vec::new(),
+        // An empty list would be stored as "no filter" and receive every event: refused, not guessed at.
+        Some(Value::Array(list)) if list.is_empty() => {
+            return Err(ApiError::new(
+                ErrorCode::InvalidParameter,
+                "events must name at least one event type; omit events to receive all of them",
+            ))
+        }
         Some(Value::Array(list)) => {
             let mut events = Vec::new();
             for e in list {
@@ -176,7 +183,7 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
     request_body(content = NewWebhookRequest),
     responses(
         (status = 200, description = "Registered; the `whsec_` secret is shown once", body = WebhookCreated),
-        (status = 400, description = "`INVALID_PARAMS` (bad or refused url, unknown event, too many webhooks), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
+        (status = 400, description = "`INVALID_PARAMS` (bad or refused url, unknown event, too many webhooks), `INVALID_PARAMETER` (`events: []`; omit `events` for all of them), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),

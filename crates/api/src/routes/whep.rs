@@ -5,11 +5,12 @@
 
 use super::stream::{authorize, TokenQuery};
 use crate::error::ErrorResponse;
+use crate::query::Query;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use webpilot_core::{ApiError, ErrorCode};

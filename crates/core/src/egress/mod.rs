@@ -30,7 +30,11 @@ impl fmt::Display for DenyReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DenyReason::AvoidedDomain => f.write_str("the domain is in avoidDomains; do not visit it"),
-            DenyReason::NonPublicAddress(range) => write!(f, "it resolves to a {range}, which is not reachable"),
+            DenyReason::NonPublicAddress(range) => write!(
+                f,
+                "it resolves to a {range}, which the egress policy refuses unless the operator allows it with \
+                 --egress-allow (a host, address or CIDR, optionally with :port)"
+            ),
             DenyReason::BadHost => f.write_str("the host name is not valid"),
         }
     }
@@ -70,6 +74,32 @@ pub fn decide(host: &str, addr: IpAddr, port: u16, policy: SessionPolicy<'_>) ->
     match non_public_range(addr.to_canonical()) {
         Some(range) => Decision::Deny(DenyReason::NonPublicAddress(range)),
         None => Decision::Allow,
+    }
+}
+
+/// The one rule for a host that resolved to several addresses (the browser's egress proxy and webhook
+/// targets both use it): the allowed addresses, in order, are the ones that may be connected to; the host
+/// is refused only when none is allowed (with the first address's reason). So `localhost` (127.0.0.1 and
+/// ::1) under `--egress-allow 127.0.0.1:PORT` is reached at 127.0.0.1, never at ::1.
+pub fn allowed_addrs(
+    host: &str,
+    addrs: &[IpAddr],
+    port: u16,
+    policy: SessionPolicy<'_>,
+) -> Result<Vec<IpAddr>, DenyReason> {
+    let mut denied = None;
+    let mut allowed = Vec::new();
+    for addr in addrs {
+        match decide(host, *addr, port, policy) {
+            Decision::Allow => allowed.push(*addr),
+            Decision::Deny(reason) => {
+                denied.get_or_insert(reason);
+            }
+        }
+    }
+    match (allowed.is_empty(), denied) {
+        (true, Some(reason)) => Err(reason),
+        _ => Ok(allowed),
     }
 }
 
@@ -127,6 +157,18 @@ mod tests {
         assert_eq!(decide_host("bücher.example", p), Some(DenyReason::AvoidedDomain));
         assert_eq!(decide_host("[0:0::1]", p), Some(DenyReason::AvoidedDomain));
         assert_eq!(decide_host("example.org", p), None);
+    }
+
+    #[test]
+    fn a_host_is_reached_at_its_allowed_addresses_and_refused_when_none_is_allowed() {
+        let allow = AllowEntry::parse_list("127.0.0.1:4000").expect("entries");
+        let p = SessionPolicy { allow: &allow, avoid: &[] };
+        let both = [ip("127.0.0.1"), ip("::1")];
+        assert_eq!(allowed_addrs("localhost", &both, 4000, p), Ok(vec![ip("127.0.0.1")]));
+        assert_eq!(allowed_addrs("127.0.0.1", &both[..1], 4000, p), Ok(vec![ip("127.0.0.1")]));
+        let refused = allowed_addrs("localhost", &both, 4001, p).expect_err("another port");
+        assert!(refused.to_string().contains("--egress-allow"), "{refused}");
+        assert_eq!(allowed_addrs("example.com", &[], 80, p), Ok(vec![]));
     }
 
     #[test]

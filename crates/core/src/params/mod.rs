@@ -315,7 +315,9 @@ impl Message {
         let action_type = f.req_str("actionType")?;
         match action_type {
             "newTask" => {
-                let new_state = f.req_str("newState")?;
+                let new_state = f
+                    .opt_str("newState")?
+                    .ok_or_else(|| missing("newState is required: \"start\" for a newTask message"))?;
                 if new_state != "start" {
                     return Err(invalid_params("newState must be \"start\" for a newTask message"));
                 }
@@ -327,7 +329,8 @@ impl Message {
                 }))
             }
             "state" => {
-                let cmd = match f.req_str("newState")? {
+                let wanted = "newState is required: one of \"pause\", \"resume\", \"stop\", \"terminate\"";
+                let cmd = match f.opt_str("newState")?.ok_or_else(|| missing(wanted))? {
                     "pause" => StateCommand::Pause,
                     "resume" => StateCommand::Resume,
                     "stop" => StateCommand::Stop,
@@ -345,7 +348,9 @@ impl Message {
                 Ok(Message::Interaction(parse_interaction(&action)?))
             }
             "guardrail" => {
-                let new_state = f.req_str("newState")?;
+                let new_state = f
+                    .opt_str("newState")?
+                    .ok_or_else(|| missing("newState is required: \"resume\" for a guardrail message"))?;
                 if new_state != "resume" {
                     return Err(invalid_params("newState must be \"resume\" for a guardrail message"));
                 }

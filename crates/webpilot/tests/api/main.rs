@@ -27,6 +27,7 @@ mod edge_cases;
 mod egress;
 mod endpoints;
 mod files;
+mod hardening;
 mod input_rules;
 mod live_view;
 mod live_view_secrets;
