@@ -1,6 +1,7 @@
 //! One DevTools client's connection through the relay: its commands checked and sent in the relay's
 //! browser session or the client's own sessions, Chromium's answers and the context's events sent back.
 
+use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
 use super::RelayEnd;
@@ -43,7 +44,7 @@ pub(super) struct Relay {
     pub(super) browser_session: String,
     pub(super) browser_info: Option<Value>,
     pub(super) to_browser: mpsc::UnboundedSender<String>,
-    pub(super) to_client: mpsc::Sender<String>,
+    pub(super) to_client: QueueSender,
     pub(super) next: u64,
     pub(super) pending: HashMap<u64, Pending>,
     /// The client's browser-level auto-attach filter, when it auto-attaches.
@@ -65,7 +66,7 @@ impl Relay {
     pub(super) fn new(
         scope: ClientScope,
         to_browser: mpsc::UnboundedSender<String>,
-        to_client: mpsc::Sender<String>,
+        to_client: QueueSender,
         tabs: std::sync::Weak<crate::page::Inner>,
         adopted: mpsc::UnboundedSender<(String, Value)>,
     ) -> Self {
@@ -102,9 +103,19 @@ impl Relay {
         }
     }
 
+    /// Queues a message for the client, never waiting: a client whose queue is full is not reading, and
+    /// is closed (`ClientTooSlow`) rather than have its messages buffered without end.
     pub(super) async fn send_client(&mut self, text: String) {
-        if self.to_client.send(text).await.is_err() {
-            self.end = Some(RelayEnd::ClientLeft);
+        if self.end == Some(RelayEnd::ClientTooSlow) {
+            return;
+        }
+        match self.to_client.try_send(text) {
+            Ok(()) => {}
+            Err(Refused::Full) => {
+                tracing::info!("a DevTools client did not read its messages; its connection is closed");
+                self.end = Some(RelayEnd::ClientTooSlow);
+            }
+            Err(Refused::Closed) => self.end = Some(RelayEnd::ClientLeft),
         }
     }
 
@@ -219,6 +230,24 @@ impl Relay {
     }
 
     pub(super) async fn on_browser(&mut self, text: String) {
+        // A plain answer to the client (its largest messages: evaluate results, screenshots) is passed on
+        // with its id rewritten in place, not parsed.
+        if let Some((n, rest)) = crate::pipe::leading_id(&text) {
+            if let Some(Pending::Client { id, then: Then::Pass }) = self.pending.get(&n) {
+                let own = id.to_string();
+                let suffix = format!(",\"sessionId\":\"{}\"}}", self.browser_session);
+                // The relay's browser session is not the client's to see.
+                let answer = match rest.strip_suffix(&suffix) {
+                    Some(rest) => Some(format!("{{\"id\":{own}{rest}}}")),
+                    None if !rest.contains(self.browser_session.as_str()) => Some(format!("{{\"id\":{own}{rest}")),
+                    None => None,
+                };
+                if let Some(answer) = answer {
+                    self.pending.remove(&n);
+                    return self.send_client(answer).await;
+                }
+            }
+        }
         let Ok(mut v) = serde_json::from_str::<Value>(&text) else { return };
         if let Some(n) = v.get("id").and_then(Value::as_u64) {
             match self.pending.remove(&n) {

@@ -1,0 +1,112 @@
+//! The DevTools relay's limits: a client that floods the relay and never reads is closed with 1008 before
+//! the service's memory grows by more than its per-connection budget, and another tenant's round trips go
+//! on meanwhile.
+
+use crate::cdp_client::Cdp;
+use crate::helpers::*;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MIB: u64 = 1024 * 1024;
+
+fn url_of(body: &Value) -> String {
+    body["cdpURL"].as_str().expect("cdpURL").to_owned()
+}
+
+/// This process's resident memory: the service runs in it.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
+    let kib: u64 = line.split_whitespace().nth(1).and_then(|n| n.parse().ok()).expect("a number of kB");
+    kib * 1024
+}
+
+#[tokio::test]
+async fn a_client_that_never_reads_is_closed_with_1008_within_its_memory_budget_and_others_go_on() {
+    let app = TestApp::spawn().await;
+    let (ka, kb) = (app.key().await, app.key().await);
+    let (_, body_a) = app.session_on(&ka, "/").await;
+    let (_, body_b) = app.session_on(&kb, "/").await;
+    let mut a = Cdp::connect(&url_of(&body_a)).await;
+    let (_, page_a) = a.attach_page().await;
+    // A second connection of A's to the same page: its evaluate is answered once A's are done.
+    let mut a2 = Cdp::connect(&url_of(&body_a)).await;
+    let (_, page_a2) = a2.attach_page().await;
+    // It waits for all of A's evaluates to run first.
+    a2.limit = Duration::from_secs(180);
+    let mut b = Cdp::connect(&url_of(&body_b)).await;
+    let (_, page_b) = b.attach_page().await;
+    let big = json!({ "expression": "'x'.repeat(1000000)", "returnByValue": true });
+    assert_eq!(
+        a.call_in(&page_a, "Runtime.evaluate", big.clone()).await.expect("one")["result"]["value"]
+            .as_str()
+            .map(str::len),
+        Some(1_000_000)
+    );
+    assert_eq!(b.eval(&page_b, "6 * 7").await, 42);
+
+    let start = rss();
+    let peak = Arc::new(AtomicU64::new(start));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = tokio::spawn({
+        let (peak, stop) = (peak.clone(), stop.clone());
+        async move {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(rss(), Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    });
+    let done = AtomicBool::new(false);
+    let began = Instant::now();
+    let flood = async {
+        // 400 answers of 1 MB each, none of them read.
+        for id in 1_000..1_400 {
+            let msg = json!({ "id": id, "method": "Runtime.evaluate", "params": big, "sessionId": page_a });
+            match tokio::time::timeout(Duration::from_secs(10), a.try_send_text(msg.to_string())).await {
+                Ok(true) => {}
+                // Closed, or the relay stopped reading: either way the flood is over.
+                _ => break,
+            }
+        }
+        // The page has run A's evaluates once it answers this one.
+        assert_eq!(a2.eval(&page_a2, "1 + 1").await, 2);
+        eprintln!("A's evaluates ran in {:?}", began.elapsed());
+        done.store(true, Ordering::Relaxed);
+    };
+    let probe = async {
+        let mut trips = Vec::new();
+        while !done.load(Ordering::Relaxed) || trips.len() < 5 {
+            let t = Instant::now();
+            assert_eq!(b.eval(&page_b, "6 * 7").await, 42, "B's round trip completes");
+            trips.push(t.elapsed());
+        }
+        trips
+    };
+    let ((), mut trips) = tokio::join!(flood, probe);
+    stop.store(true, Ordering::Relaxed);
+    sampler.await.expect("sampler");
+    let peak = peak.load(Ordering::Relaxed);
+    trips.sort();
+    let p95 = trips[trips.len() * 95 / 100 - usize::from(trips.len() * 95 % 100 == 0)];
+    let worst = trips[trips.len() - 1];
+    eprintln!(
+        "RSS before {} MiB, peak {} MiB; B's round trips: {} of them, p95 {p95:?}, worst {worst:?}",
+        start / MIB,
+        peak / MIB,
+        trips.len()
+    );
+    assert!(peak < start + 100 * MIB, "RSS grew from {} MiB to {} MiB", start / MIB, peak / MIB);
+    // Generous: timing on a loaded test machine (the service shares the test's one thread); without the
+    // limits a round trip took over 20 s.
+    assert!(worst < Duration::from_secs(5), "B waited {worst:?} behind A's flood");
+
+    let frame = a.close_discarding(Duration::from_secs(30)).await.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1008, "{frame:?}");
+    // The session and its other connection go on.
+    assert_eq!(a2.eval(&page_a2, "2 + 2").await, 4);
+    eprintln!("RSS after A was closed: {} MiB", rss() / MIB);
+    app.stop().await;
+}
