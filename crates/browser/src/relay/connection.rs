@@ -28,6 +28,8 @@ pub(super) enum Then {
     Window,
     /// `Target.createTarget`: answered once the new page is attached, when the client auto-attaches pages.
     Created,
+    /// `Target.closeTarget` or `Page.close` of this page: it counts as gone unless the close fails.
+    Closing(String),
 }
 
 /// Waits for an auto-attach to be answered.
@@ -203,10 +205,15 @@ impl Relay {
             Verdict::Emulate(Emulated::Nested) => {
                 let message = params.get("message").and_then(Value::as_str).unwrap_or_default();
                 match rules::check_nested(message, &self.scope) {
+                    Verdict::Forward if closes_page(message) => {
+                        let inner = params.get("sessionId").and_then(Value::as_str);
+                        self.last_page_refusal(inner).unwrap_or(Verdict::Forward)
+                    }
                     Verdict::Forward => Verdict::Forward,
                     refused => refused,
                 }
             }
+            Verdict::Forward if method == "Page.close" => self.last_page_refusal(session).unwrap_or(Verdict::Forward),
             v => v,
         };
         if !matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
@@ -215,8 +222,26 @@ impl Relay {
         let then = match method {
             "Browser.getWindowForTarget" => Then::Window,
             "Target.createTarget" => Then::Created,
+            "Target.closeTarget" => match params.get("targetId").and_then(Value::as_str) {
+                Some(t) => Then::Closing(t.to_owned()),
+                None => Then::Pass,
+            },
+            "Page.close" => match session.and_then(|s| self.scope.target_of(s)) {
+                Some(t) => Then::Closing(t.to_owned()),
+                None => Then::Pass,
+            },
             _ => Then::Pass,
         };
+        if matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+            // Counted from now on, so the next command in a burst sees this one's page.
+            match &then {
+                Then::Created => self.scope.creating += 1,
+                Then::Closing(t) => {
+                    self.scope.closing.insert(t.clone());
+                }
+                _ => {}
+            }
+        }
         let target_session = session.map(str::to_owned).unwrap_or_else(|| self.browser_session.clone());
         match verdict {
             Verdict::Forward => self.send_browser(method, params, Some(&target_session), Pending::Client { id, then }),
@@ -272,12 +297,8 @@ impl Relay {
             Some(s) if self.scope.sessions.contains(&s) => {
                 let child = v.pointer("/params/sessionId").and_then(Value::as_str).map(str::to_owned);
                 match (v["method"].as_str(), child) {
-                    (Some("Target.attachedToTarget"), Some(c)) => {
-                        self.scope.sessions.insert(c);
-                    }
-                    (Some("Target.detachedFromTarget"), Some(c)) => {
-                        self.scope.sessions.remove(&c);
-                    }
+                    (Some("Target.attachedToTarget"), Some(_)) => self.scope.attached(&v["params"]),
+                    (Some("Target.detachedFromTarget"), Some(c)) => self.scope.detached(&c),
                     _ => {}
                 }
                 self.send_client(text).await;
@@ -308,8 +329,18 @@ impl Relay {
                     self.scope.windows.insert(w);
                 }
             }
+            Then::Closing(target) => {
+                let failed = v.get("error").is_some() || v.pointer("/result/success") == Some(&Value::Bool(false));
+                if failed {
+                    self.scope.closing.remove(&target);
+                }
+            }
             Then::Created => {
+                self.scope.creating = self.scope.creating.saturating_sub(1);
                 if let Some(target) = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned) {
+                    if !self.scope.targets.contains_key(&target) {
+                        self.scope.unseen.insert(target.clone());
+                    }
                     let url = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("").to_owned();
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
                     tokio::spawn(async move {
@@ -349,7 +380,7 @@ impl Relay {
                 let Some(id) = params.get("targetId").and_then(Value::as_str) else { return };
                 let Some(kind) = self.scope.kind_of(id).map(str::to_owned) else { return };
                 if method == "Target.targetDestroyed" {
-                    self.scope.targets.remove(id);
+                    self.scope.forget(id);
                     self.auto_attached.remove(id);
                 }
                 if self.discover.as_ref().is_some_and(|f| filter_allows(f.as_ref(), &kind)) {
@@ -358,13 +389,13 @@ impl Relay {
             }
             "Target.attachedToTarget" => {
                 let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
-                self.scope.sessions.insert(session.to_owned());
+                self.scope.attached(params);
                 self.top_sessions.insert(session.to_owned());
                 self.send_client(v.to_string()).await;
             }
             "Target.detachedFromTarget" => {
                 let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
-                self.scope.sessions.remove(session);
+                self.scope.detached(session);
                 self.top_sessions.remove(session);
                 self.send_client(v.to_string()).await;
             }
@@ -379,6 +410,11 @@ impl Relay {
         }
     }
 
+    /// The refusal of a `Page.close` sent in `session` when its page is the session's last.
+    fn last_page_refusal(&self, session: Option<&str>) -> Option<Verdict> {
+        rules::check_page_close(session.and_then(|s| self.scope.target_of(s)), &self.scope)
+    }
+
     /// Detaches every session the client had and the relay's browser session (nothing stays paused or
     /// reported to a gone client).
     pub(super) fn detach_all(&mut self) {
@@ -391,4 +427,9 @@ impl Relay {
             self.send_browser("Target.detachFromTarget", json!({ "sessionId": session }), None, Pending::Own);
         }
     }
+}
+
+/// Whether a nested message is a `Page.close`.
+fn closes_page(message: &str) -> bool {
+    serde_json::from_str::<Value>(message).is_ok_and(|v| v["method"] == "Page.close")
 }

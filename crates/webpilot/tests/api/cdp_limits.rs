@@ -1,6 +1,7 @@
 //! The DevTools relay's limits: a client that floods the relay and never reads is closed with 1008 before
 //! the service's memory grows by more than its per-connection budget, and another tenant's round trips go
-//! on meanwhile.
+//! on meanwhile; a session never loses its last page to the relay (`Page.close`, two `Target.closeTarget`s
+//! at once); and a burst of `Target.createTarget` stops at the tab cap.
 
 use crate::cdp_client::Cdp;
 use crate::helpers::*;
@@ -108,5 +109,76 @@ async fn a_client_that_never_reads_is_closed_with_1008_within_its_memory_budget_
     // The session and its other connection go on.
     assert_eq!(a2.eval(&page_a2, "2 + 2").await, 4);
     eprintln!("RSS after A was closed: {} MiB", rss() / MIB);
+    app.stop().await;
+}
+
+/// Waits (polling, at most 20 s) until the client lists `n` pages; the list.
+async fn pages_become(cdp: &mut Cdp, n: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let pages = cdp.targets("page").await;
+        if pages.len() == n || Instant::now() > deadline {
+            return pages;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn neither_page_close_nor_two_close_targets_at_once_leave_the_session_without_a_page() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, body) = app.session_on(&key, "/").await;
+    let mut a = Cdp::connect(&url_of(&body)).await;
+    let (first, session) = a.attach_page().await;
+
+    // Page.close on the session's only page, directly and nested.
+    let refused = a.call_in(&session, "Page.close", json!({})).await.expect_err("Page.close is refused");
+    assert!(refused.contains("last tab"), "{refused}");
+    let nested = json!({ "sessionId": session, "message": json!({ "id": 1, "method": "Page.close" }).to_string() });
+    assert!(a.call("Target.sendMessageToTarget", nested).await.is_err(), "nested Page.close is refused");
+    assert_eq!(a.targets("page").await.len(), 1);
+
+    // Two pages, both closed at once: one of the two is refused.
+    let made = a.call("Target.createTarget", json!({ "url": "about:blank" })).await.expect("createTarget");
+    let second = made["targetId"].as_str().expect("targetId").to_owned();
+    assert_eq!(pages_become(&mut a, 2).await.len(), 2);
+    let one = a.send_command(None, "Target.closeTarget", json!({ "targetId": first })).await;
+    let two = a.send_command(None, "Target.closeTarget", json!({ "targetId": second })).await;
+    let answers = [a.answer(one, "closeTarget").await, a.answer(two, "closeTarget").await];
+    assert_eq!(answers.iter().filter(|r| r.is_ok()).count(), 1, "{answers:?}");
+    let left = pages_become(&mut a, 1).await;
+    assert_eq!(left.len(), 1, "{left:?}");
+
+    // And Page.close in the last page's session, once the other one is gone.
+    let (_, last) = a.attach_page().await;
+    assert!(a.call_in(&last, "Page.close", json!({})).await.is_err(), "Page.close of the last page");
+    let done = app.run_in(&key, &sid, &format!("open {} then report the title", app.site.url("/pricing"))).await;
+    assert_eq!(done["data"]["message"], "Pricing", "{done}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_burst_of_create_targets_stops_at_the_tab_cap() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, body) = app.session_on(&key, "/").await;
+    let mut a = Cdp::connect(&url_of(&body)).await;
+    let mut ids = Vec::new();
+    for _ in 0..30 {
+        ids.push(a.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await);
+    }
+    let mut made = 0;
+    for id in ids {
+        if a.answer(id, "createTarget").await.is_ok() {
+            made += 1;
+        }
+    }
+    // The session's own page and at most 7 more: the default cap of 8. (A page counts from the moment it is
+    // asked for until Chromium answers, and from its discovery on: in a burst it may count twice for a
+    // moment, so a few fewer than 7 may be made, never more.)
+    assert!((1..=7).contains(&made), "{made} pages made against a cap of 8 with one open");
+    let pages = a.targets("page").await;
+    assert_eq!(pages.len(), made + 1, "{pages:?}");
     app.stop().await;
 }
