@@ -62,7 +62,15 @@ pub(super) struct Relay {
     pub(super) tabs: std::sync::Weak<crate::page::Inner>,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
+    /// Large client commands sent and not answered yet: their bytes and session.
+    pub(super) in_flight: HashMap<u64, (usize, String)>,
+    pub(super) in_flight_bytes: usize,
 }
+
+/// A client command this large is parsed and serialized off the runtime's threads, and counted in flight.
+const LARGE: usize = 1024 * 1024;
+/// Bytes of one client's large commands Chromium may have unanswered at once (one bigger passes alone).
+const IN_FLIGHT: usize = 16 * 1024 * 1024;
 
 impl Relay {
     pub(super) fn new(
@@ -89,6 +97,8 @@ impl Relay {
             end: None,
             tabs,
             adopted,
+            in_flight: HashMap::new(),
+            in_flight_bytes: 0,
         }
     }
 
@@ -183,17 +193,23 @@ impl Relay {
         Err(BrowserError::InstanceLost)
     }
 
-    pub(super) async fn on_client(&mut self, text: &str) {
-        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+    pub(super) async fn on_client(&mut self, text: String) {
+        let bytes = text.len();
+        let parsed = match bytes >= LARGE {
+            // Off the runtime's threads: parsing a 50 MB command takes a while.
+            true => tokio::task::spawn_blocking(move || serde_json::from_str::<Value>(&text).ok()).await.ok().flatten(),
+            false => serde_json::from_str::<Value>(&text).ok(),
+        };
+        let Some(mut msg) = parsed else {
             return self.reply_error(Value::Null, None, -32700, "Message must be a valid JSON").await;
         };
+        let params = msg.get_mut("params").map(Value::take).unwrap_or_else(|| json!({}));
         let Some(id) = msg.get("id").filter(|id| id.is_u64()).cloned() else {
             return self.reply_error(Value::Null, None, -32600, "Message must have integer 'id' property").await;
         };
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
             return self.reply_error(id, None, -32600, "Message must have string 'method' property").await;
         };
-        let params = msg.get("params").cloned().unwrap_or_else(|| json!({}));
         let session = msg.get("sessionId").and_then(Value::as_str);
         let level = match session {
             Some(s) if self.scope.sessions.contains(s) => Level::Session,
@@ -244,6 +260,9 @@ impl Relay {
         }
         let target_session = session.map(str::to_owned).unwrap_or_else(|| self.browser_session.clone());
         match verdict {
+            Verdict::Forward if bytes >= LARGE => {
+                self.send_large(method, params, &target_session, Pending::Client { id, then }, bytes).await
+            }
             Verdict::Forward => self.send_browser(method, params, Some(&target_session), Pending::Client { id, then }),
             Verdict::ForwardWith(p) => {
                 self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
@@ -258,6 +277,7 @@ impl Relay {
         // A plain answer to the client (its largest messages: evaluate results, screenshots) is passed on
         // with its id rewritten in place, not parsed.
         if let Some((n, rest)) = crate::pipe::leading_id(&text) {
+            self.landed(n);
             if let Some(Pending::Client { id, then: Then::Pass }) = self.pending.get(&n) {
                 let own = id.to_string();
                 let suffix = format!(",\"sessionId\":\"{}\"}}", self.browser_session);
@@ -298,7 +318,7 @@ impl Relay {
                 let child = v.pointer("/params/sessionId").and_then(Value::as_str).map(str::to_owned);
                 match (v["method"].as_str(), child) {
                     (Some("Target.attachedToTarget"), Some(_)) => self.scope.attached(&v["params"]),
-                    (Some("Target.detachedFromTarget"), Some(c)) => self.scope.detached(&c),
+                    (Some("Target.detachedFromTarget"), Some(c)) => self.session_gone(&c),
                     _ => {}
                 }
                 self.send_client(text).await;
@@ -395,8 +415,9 @@ impl Relay {
             }
             "Target.detachedFromTarget" => {
                 let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
-                self.scope.detached(session);
-                self.top_sessions.remove(session);
+                let session = session.to_owned();
+                self.session_gone(&session);
+                self.top_sessions.remove(&session);
                 self.send_client(v.to_string()).await;
             }
             "Target.receivedMessageFromTarget" => {
@@ -407,6 +428,44 @@ impl Relay {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Like `send_browser`, for a large client command: serialized off the runtime's threads, and its
+    /// bytes counted in flight until it is answered (`may_read_client`).
+    async fn send_large(&mut self, method: &str, params: Value, session: &str, pending: Pending, bytes: usize) {
+        self.next += 1;
+        let id = self.next;
+        self.pending.insert(id, pending);
+        self.in_flight.insert(id, (bytes, session.to_owned()));
+        self.in_flight_bytes += bytes;
+        let msg = json!({ "id": id, "method": method, "params": params, "sessionId": session });
+        let text = tokio::task::spawn_blocking(move || msg.to_string()).await.ok();
+        if text.is_none_or(|text| self.to_browser.send(text).is_err()) {
+            self.end = Some(RelayEnd::BrowserGone);
+        }
+    }
+
+    /// Whether the relay reads the client's next command: not while `IN_FLIGHT` bytes of its large
+    /// commands wait for Chromium's answers, so Chromium (which all sessions share, in order) never holds
+    /// more than that of one client's in front of another's.
+    pub(super) fn may_read_client(&self) -> bool {
+        self.in_flight_bytes < IN_FLIGHT
+    }
+
+    /// Command `id` was answered.
+    fn landed(&mut self, id: u64) {
+        if let Some((bytes, _)) = self.in_flight.remove(&id) {
+            self.in_flight_bytes = self.in_flight_bytes.saturating_sub(bytes);
+        }
+    }
+
+    /// A DevTools session detached: its unanswered commands never will be.
+    fn session_gone(&mut self, session: &str) {
+        self.scope.detached(session);
+        let gone: Vec<u64> = self.in_flight.iter().filter(|(_, (_, s))| s == session).map(|(id, _)| *id).collect();
+        for id in gone {
+            self.landed(id);
         }
     }
 

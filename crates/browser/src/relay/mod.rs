@@ -88,9 +88,9 @@ impl DevtoolsScope {
         let end = loop {
             tokio::select! {
                 end = &mut ended => break end,
-                m = from_client.recv() => match m {
+                m = from_client.recv(), if relay.may_read_client() => match m {
                     // Its bytes count against the client's queue until the relay has handed it on.
-                    Some(queued) => relay.on_client(&queued.text).await,
+                    Some(queued) => relay.on_client(queued.text).await,
                     None => break RelayEnd::ClientLeft,
                 },
                 m = from_browser.recv() => match m {
