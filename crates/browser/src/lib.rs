@@ -39,6 +39,8 @@ pub use error::BrowserError;
 pub use lease::{BrowserLease, Replacement};
 pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserPool, PoolStats};
+/// The byte-bounded queues between a DevTools client's socket and its relay.
+pub use relay::queue as devtools_queue;
 pub use relay::{DevtoolsScope, RelayEnd};
 pub use sandbox::{identity, BrowserIdentity, RunAs, SandboxError};
 pub use screencast::PageFrame;

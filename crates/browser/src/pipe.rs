@@ -9,6 +9,7 @@ use futures::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -119,18 +120,97 @@ async fn handshake(stream: TcpStream, path: String) -> Option<WebSocketStream<Tc
 }
 
 /// Relays WebSocket text frames to the pipe (each message NUL-terminated) and pipe messages back as text
-/// frames, and the messages of attached in-process clients (`Link`), until either side ends.
+/// frames, and the messages of attached in-process clients (`Link`), until either side ends. Reading and
+/// writing are two tasks: a large command being written never holds up what Chromium sends, and the
+/// writer takes one message from each client in turn, so one client's large messages never queue in
+/// front of another's.
 async fn relay(
     ws: WebSocketStream<TcpStream>,
-    mut reader: pipe::Receiver,
-    mut writer: pipe::Sender,
-    mut registrations: mpsc::UnboundedReceiver<Channels>,
+    reader: pipe::Receiver,
+    writer: pipe::Sender,
+    registrations: mpsc::UnboundedReceiver<Channels>,
 ) {
-    let (mut ws_tx, mut ws_rx) = ws.split();
-    let (inbound_tx, mut inbound) = mpsc::unbounded_channel::<(usize, Option<String>)>();
-    let mut router = Router::default();
+    let (ws_tx, ws_rx) = ws.split();
+    let router = Arc::new(Mutex::new(Router::default()));
+    let mut writing = tokio::spawn(write_commands(ws_rx, writer, registrations, router.clone()));
+    tokio::select! {
+        mut ws_tx = read_messages(reader, ws_tx, router) => {
+            writing.abort();
+            let _ = ws_tx.close().await;
+        }
+        _ = &mut writing => {}
+    }
+}
+
+type WsSink = futures::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
+type WsStream = futures::stream::SplitStream<WebSocketStream<TcpStream>>;
+
+fn lock(router: &Mutex<Router>) -> std::sync::MutexGuard<'_, Router> {
+    router.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Reads the browser's messages and routes them (to chromiumoxide's WebSocket, or to their client) until
+/// the pipe or the WebSocket ends; hands the WebSocket back to be closed.
+async fn read_messages(mut reader: pipe::Receiver, mut ws_tx: WsSink, router: Arc<Mutex<Router>>) -> WsSink {
     let mut pending = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match reader.read(&mut buf).await {
+            Ok(0) => break tracing::debug!("the browser closed its DevTools pipe"),
+            Err(e) => break tracing::debug!(error = %e, "reading the browser's DevTools pipe failed"),
+            Ok(n) => n,
+        };
+        // Bytes kept from earlier reads hold no NUL: only the new ones are searched.
+        let mut from = pending.len();
+        pending.extend_from_slice(&buf[..n]);
+        // (std's NUL search and copies: fast for large messages even in a debug build)
+        while let Ok(found) = std::ffi::CStr::from_bytes_until_nul(&pending[from..]) {
+            let end = from + found.to_bytes().len();
+            from = 0;
+            let rest = pending.split_off(end + 1);
+            let mut message = std::mem::replace(&mut pending, rest);
+            message.pop();
+            let Ok(text) = String::from_utf8(message) else {
+                tracing::warn!("the browser sent a DevTools message that is not UTF-8");
+                continue;
+            };
+            // Queued, and flushed once per read: a burst of events costs one write.
+            let own = lock(&router).route(text);
+            if let Some(text) = own {
+                if ws_tx.feed(Message::text(text)).await.is_err() {
+                    return ws_tx;
+                }
+            }
+        }
+        if ws_tx.flush().await.is_err() {
+            break;
+        }
+        // A browser sending without pause (one client's flood of large answers) does not keep the other
+        // tasks of the runtime waiting.
+        tokio::task::yield_now().await;
+    }
+    ws_tx
+}
+
+/// A client's commands as a stream, ended by one `None` once the client is gone.
+fn commands_of(
+    index: usize,
+    mut from_client: mpsc::UnboundedReceiver<String>,
+) -> impl futures::Stream<Item = (usize, Option<String>)> + Send {
+    futures::stream::poll_fn(move |cx| from_client.poll_recv(cx))
+        .map(move |m| (index, Some(m)))
+        .chain(futures::stream::once(async move { (index, None) }))
+}
+
+/// Writes chromiumoxide's commands and the attached clients' to the pipe, one client's message at a time
+/// in turn (`SelectAll` polls the clients round-robin), until the WebSocket or the pipe ends.
+async fn write_commands(
+    mut ws_rx: WsStream,
+    mut writer: pipe::Sender,
+    mut registrations: mpsc::UnboundedReceiver<Channels>,
+    router: Arc<Mutex<Router>>,
+) {
+    let mut clients = futures::stream::SelectAll::new();
     loop {
         let outgoing = tokio::select! {
             msg = ws_rx.next() => match msg {
@@ -140,55 +220,24 @@ async fn relay(
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => break tracing::debug!(error = %e, "the DevTools client connection failed"),
             },
-            read = reader.read(&mut buf) => {
-                let n = match read {
-                    Ok(0) => break tracing::debug!("the browser closed its DevTools pipe"),
-                    Err(e) => break tracing::debug!(error = %e, "reading the browser's DevTools pipe failed"),
-                    Ok(n) => n,
+            Some((to_client, from_client)) = registrations.recv() => {
+                let index = {
+                    let mut router = lock(&router);
+                    router.clients.push(Some(to_client));
+                    router.clients.len() - 1
                 };
-                // Bytes kept from earlier reads hold no NUL: only the new ones are searched.
-                let mut from = pending.len();
-                pending.extend_from_slice(&buf[..n]);
-                while let Some(at) = pending[from..].iter().position(|b| *b == 0) {
-                    let end = from + at;
-                    from = 0;
-                    let message: Vec<u8> = pending.drain(..=end).take(end).collect();
-                    let Ok(text) = String::from_utf8(message) else {
-                        tracing::warn!("the browser sent a DevTools message that is not UTF-8");
+                clients.push(Box::pin(commands_of(index, from_client)));
+                continue;
+            },
+            Some((index, text)) = clients.next(), if !clients.is_empty() => {
+                let mut router = lock(&router);
+                match text.and_then(|text| router.command_of(index, text)) {
+                    Some(text) => text.into_bytes(),
+                    None => {
+                        // The client is gone: its sessions are forgotten (their events go nowhere).
+                        router.forget_if_gone(index);
                         continue;
-                    };
-                    // Queued, and flushed once per read: a burst of events costs one write.
-                    if let Some(text) = router.route(text) {
-                        if ws_tx.feed(Message::text(text)).await.is_err() {
-                            return;
-                        }
                     }
-                }
-                if ws_tx.flush().await.is_err() {
-                    return;
-                }
-                continue;
-            },
-            Some((to_client, mut from_client)) = registrations.recv() => {
-                let index = router.clients.len();
-                router.clients.push(Some(to_client));
-                let inbound_tx = inbound_tx.clone();
-                tokio::spawn(async move {
-                    while let Some(m) = from_client.recv().await {
-                        if inbound_tx.send((index, Some(m))).is_err() {
-                            return;
-                        }
-                    }
-                    // The client is gone: its sessions are forgotten (their events go nowhere).
-                    let _ = inbound_tx.send((index, None));
-                });
-                continue;
-            },
-            Some((index, text)) = inbound.recv() => match text.and_then(|text| router.command_of(index, &text)) {
-                Some(text) => text.into_bytes(),
-                None => {
-                    router.forget_if_gone(index);
-                    continue;
                 }
             },
         };
@@ -197,7 +246,6 @@ async fn relay(
             break;
         }
     }
-    let _ = ws_tx.close().await;
 }
 
 /// Ids from here on are commands of attached clients (chromiumoxide counts its own from 0; Chromium takes
@@ -209,8 +257,8 @@ const CLIENT_IDS: u64 = 1 << 30;
 struct Router {
     /// Attached clients by index; none once a client went away.
     clients: Vec<Option<mpsc::UnboundedSender<String>>>,
-    /// Bridge id -> (client, the client's own id).
-    calls: HashMap<u64, (usize, Value)>,
+    /// Bridge id -> (client, the client's own id, whether the answer attaches a session).
+    calls: HashMap<u64, (usize, Value, bool)>,
     next: u64,
     /// Sessions attached by a client, and the sessions attached under those: neither they nor their events
     /// are chromiumoxide's; their events go to the client.
@@ -220,14 +268,27 @@ struct Router {
 }
 
 impl Router {
-    /// A client's command, with an id of the bridge's range.
-    fn command_of(&mut self, index: usize, text: &str) -> Option<String> {
+    /// A client's command, with an id of the bridge's range. The id is rewritten in the text when it comes
+    /// first (as the relay and frame clients write it), so a large command is not parsed again here.
+    fn command_of(&mut self, index: usize, text: String) -> Option<String> {
+        let id = CLIENT_IDS + self.next;
+        let (own, rest) = match leading_id(&text) {
+            Some((own, rest)) if !rest.starts_with(",\"method\":\"Target.attach") => (own, rest),
+            _ => return self.parsed_command_of(index, &text, id),
+        };
+        self.next = (self.next + 1) % CLIENT_IDS;
+        self.calls.insert(id, (index, Value::from(own), false));
+        Some(format!("{{\"id\":{id}{rest}"))
+    }
+
+    fn parsed_command_of(&mut self, index: usize, text: &str, id: u64) -> Option<String> {
         let mut v: Value = serde_json::from_str(text).ok()?;
         let own = v.get("id").cloned()?;
-        let id = CLIENT_IDS + self.next;
         self.next = (self.next + 1) % CLIENT_IDS;
-        self.calls.insert(id, (index, own));
-        if v["method"] == "Target.attachToTarget" && v.get("sessionId").is_none() {
+        let method = v["method"].as_str().unwrap_or_default();
+        let attaches = matches!(method, "Target.attachToTarget" | "Target.attachToBrowserTarget");
+        self.calls.insert(id, (index, own, attaches));
+        if method == "Target.attachToTarget" && v.get("sessionId").is_none() {
             if let Some(target) = v.pointer("/params/targetId").and_then(Value::as_str) {
                 self.attaching.insert(target.to_owned(), index);
             }
@@ -249,7 +310,7 @@ impl Router {
                 *slot = None;
             }
             self.attaching.retain(|_, i| *i != index);
-            self.calls.retain(|_, (i, _)| *i != index);
+            self.calls.retain(|_, (i, _, _)| *i != index);
         }
     }
 
@@ -269,18 +330,20 @@ impl Router {
         if self.clients.is_empty() {
             return Some(text);
         }
-        if let Some(rest) = text.strip_prefix("{\"id\":") {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            if digits.parse::<u64>().is_ok_and(|id| id < CLIENT_IDS) {
+        if let Some((id, rest)) = leading_id(&text) {
+            if id < CLIENT_IDS {
                 return Some(text);
             }
-            let mut v: Value = serde_json::from_str(&text).ok()?;
-            let (index, own) = self.calls.remove(&v["id"].as_u64()?)?;
-            if let Some(session) = v.pointer("/result/sessionId").and_then(Value::as_str) {
-                self.sessions.insert(session.to_owned(), index);
+            let (index, own, attaches) = self.calls.remove(&id)?;
+            if attaches {
+                let v: Value = serde_json::from_str(&text).ok()?;
+                if let Some(session) = v.pointer("/result/sessionId").and_then(Value::as_str) {
+                    self.sessions.insert(session.to_owned(), index);
+                }
             }
-            v["id"] = own;
-            self.send_to(index, v.to_string());
+            // The answer as Chromium wrote it, with the client's id: a large one is not parsed here.
+            let answer = format!("{{\"id\":{own}{rest}");
+            self.send_to(index, answer);
             return None;
         }
         if self.sessions.is_empty() && self.attaching.is_empty() {
@@ -337,80 +400,14 @@ impl Router {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{start, Router, CLIENT_IDS};
-    use tokio::sync::mpsc;
-
-    #[test]
-    fn a_clients_answers_sessions_and_their_events_go_to_it_alone() {
-        let (to_client, mut client) = mpsc::unbounded_channel();
-        let mut router = Router { clients: vec![Some(to_client)], ..Router::default() };
-        let sent = router.command_of(0, r#"{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T"}}"#);
-        assert!(sent.expect("forwarded").contains(&format!("\"id\":{CLIENT_IDS}")));
-        let attached =
-            r#"{"method":"Target.attachedToTarget","params":{"sessionId":"S","targetInfo":{"targetId":"T"}}}"#;
-        assert_eq!(router.route(attached.to_owned()), None, "chromiumoxide never hears of the client's session");
-        let answer = format!(r#"{{"id":{CLIENT_IDS},"result":{{"sessionId":"S"}}}}"#);
-        assert_eq!(router.route(answer), None);
-        assert_eq!(client.try_recv().expect("the answer"), r#"{"id":1,"result":{"sessionId":"S"}}"#);
-        let event = r#"{"method":"Runtime.x","params":{},"sessionId":"S"}"#;
-        assert_eq!(router.route(event.to_owned()), None);
-        assert_eq!(client.try_recv().expect("the session's event"), event);
-        // A session attached under the client's is the client's too.
-        let child = r#"{"method":"Target.attachedToTarget","params":{"sessionId":"C","targetInfo":{"targetId":"W"}},"sessionId":"S"}"#;
-        assert_eq!(router.route(child.to_owned()), None);
-        assert_eq!(client.try_recv().expect("the child's attach"), child);
-        let of_child = r#"{"method":"Runtime.y","params":{},"sessionId":"C"}"#;
-        assert_eq!(router.route(of_child.to_owned()), None);
-        assert_eq!(client.try_recv().expect("the child's event"), of_child);
-        // Once the client is gone its sessions' events are dropped, not handed to chromiumoxide.
-        drop(client);
-        router.forget_if_gone(0);
-        assert_eq!(router.route(of_child.to_owned()), None, "dropped");
-        let detached = r#"{"method":"Target.detachedFromTarget","params":{"sessionId":"C"},"sessionId":"S"}"#;
-        assert_eq!(router.route(detached.to_owned()), None);
-        assert_eq!(router.route(of_child.to_owned()).as_deref(), Some(of_child), "an unknown session's");
-        for own in [r#"{"id":7,"result":{}}"#, r#"{"method":"Runtime.x","params":{},"sessionId":"P"}"#] {
-            assert_eq!(router.route(own.to_owned()).as_deref(), Some(own), "chromiumoxide's own");
-        }
-    }
-    use futures::{SinkExt, StreamExt};
-    use std::os::fd::OwnedFd;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio_tungstenite::tungstenite::Message;
-
-    #[tokio::test]
-    async fn only_one_connection_with_the_token_is_bridged_and_messages_cross_both_ways() {
-        // The "browser" side: it reads what the bridge writes to fd 3 and writes what it sends on fd 4.
-        let (browser_reads, to_browser) = std::io::pipe().expect("pipe");
-        let (from_browser, browser_writes) = std::io::pipe().expect("pipe");
-        let bridge = start(OwnedFd::from(to_browser), OwnedFd::from(from_browser)).await.expect("bridge");
-        let (prefix, _token) = bridge.url.rsplit_once('/').expect("a token in the path");
-        let wrong = format!("{prefix}/{}", "0".repeat(64));
-        assert!(tokio_tungstenite::connect_async(&wrong).await.is_err(), "a wrong token is refused");
-        let (mut ws, _) = tokio_tungstenite::connect_async(&bridge.url).await.expect("the service connects");
-        let port = bridge.url.split(':').nth(2).and_then(|p| p.split('/').next()).expect("port").to_owned();
-        let refused = tokio::net::TcpStream::connect(format!("127.0.0.1:{port}")).await;
-        assert!(refused.is_err(), "the listener is closed once the service is connected");
-
-        ws.send(Message::text(r#"{"id":1}"#)).await.expect("send");
-        let mut reader = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(browser_reads)).expect("rx");
-        let mut got = vec![0u8; 9];
-        reader.read_exact(&mut got).await.expect("read");
-        assert_eq!(got, b"{\"id\":1}\0");
-        let mut writer = tokio::net::unix::pipe::Sender::from_owned_fd(OwnedFd::from(browser_writes)).expect("tx");
-        writer.write_all(b"{\"id\":1,\"result\":{}}\0{\"method\":").await.expect("write");
-        writer.write_all(b"\"x\"}\0").await.expect("write");
-        let first = ws.next().await.expect("a message").expect("ok");
-        assert_eq!(first.into_text().expect("text").as_str(), r#"{"id":1,"result":{}}"#);
-        let second = ws.next().await.expect("a message").expect("ok");
-        assert_eq!(second.into_text().expect("text").as_str(), r#"{"method":"x"}"#);
-        // The browser going away ends the bridge and closes the client's connection.
-        drop(writer);
-        while let Some(Ok(m)) = ws.next().await {
-            assert!(m.is_close(), "{m:?}");
-        }
-        bridge.task.await.expect("the bridge ends");
-    }
+/// A message's id when it is its first member (`{"id":N...`), and the text after the id.
+pub(crate) fn leading_id(text: &str) -> Option<(u64, &str)> {
+    let rest = text.strip_prefix("{\"id\":")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let id = rest.get(..digits)?.parse().ok()?;
+    Some((id, rest.get(digits..)?))
 }
+
+#[cfg(test)]
+#[path = "pipe_tests.rs"]
+mod tests;

@@ -19,16 +19,15 @@ use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
-use webpilot_browser::{DevtoolsScope, RelayEnd};
+use webpilot_browser::{devtools_queue, DevtoolsScope, RelayEnd};
 use webpilot_core::{ApiError, ErrorCode};
 
 /// DevTools connections one session may have open at once.
 pub const MAX_CONNECTIONS_PER_SESSION: usize = 4;
 /// The largest message a client may send (bigger ones close the connection with 1009).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
-/// Messages queued each way between the socket and the relay.
-const QUEUE: usize = 256;
+/// How long a closing connection waits for the client to take what is left and the close frame.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Open DevTools connections per session on this node.
 #[derive(Default)]
@@ -174,15 +173,18 @@ pub async fn connect(
         .into_response())
 }
 
-/// Pumps the socket to and from the relay; closes it with a close frame saying why the relay ended.
+/// Pumps the socket to and from the relay through byte-bounded queues (`CONNECTION_BUDGET` each way):
+/// the socket is not read while the client's messages fill its queue to the relay, and a client that does
+/// not read what the relay sends it is closed with 1008 once its queue is full. Closes the socket with a
+/// close frame saying why the relay ended.
 async fn serve(
     socket: WebSocket,
     scope: DevtoolsScope,
     mut pages: tokio::sync::watch::Receiver<webpilot_browser::SessionPage>,
     _slot: Slot,
 ) {
-    let (to_relay, from_client) = mpsc::channel(QUEUE);
-    let (to_client, mut from_relay) = mpsc::channel(QUEUE);
+    let (to_relay, from_client) = devtools_queue::queue(devtools_queue::CONNECTION_BUDGET);
+    let (to_client, mut from_relay) = devtools_queue::queue(devtools_queue::CONNECTION_BUDGET);
     // The session ends (its pages' sender is dropped), or its browser was lost and it moved to another
     // (a new page is sent): the client's targets are gone either way.
     let ended = async move {
@@ -191,17 +193,23 @@ async fn serve(
             Err(_) => RelayEnd::SessionEnded,
         }
     };
-    let relay = tokio::spawn(scope.run(from_client, to_client, ended));
+    let mut relay = tokio::spawn(scope.run(from_client, to_client, ended));
+    let mut relay_end = None;
     let (mut sink, mut stream) = socket.split();
     let mut refused: Option<(u16, &'static str)> = None;
+    // A message read from the client, waiting for room in the queue to the relay.
+    let mut held: Option<String> = None;
     loop {
+        let wanted = held.as_ref().map_or(0, String::len);
         tokio::select! {
-            msg = stream.next() => match msg {
-                Some(Ok(Message::Text(text))) => {
-                    if to_relay.send(text.as_str().to_owned()).await.is_err() {
-                        break;
-                    }
+            room = to_relay.reserve(wanted), if held.is_some() => {
+                let sent = room.and_then(|room| room.send(held.take().unwrap_or_default()));
+                if sent.is_err() {
+                    break;
                 }
+            }
+            msg = stream.next(), if held.is_none() => match msg {
+                Some(Ok(Message::Text(text))) => held = Some(text.as_str().to_owned()),
                 Some(Ok(Message::Binary(_))) => {
                     refused = Some((1003, "DevTools messages are text frames"));
                     break;
@@ -215,8 +223,25 @@ async fn serve(
                 }
             },
             out = from_relay.recv() => match out {
-                Some(text) => {
-                    if sink.send(Message::Text(text.into())).await.is_err() {
+                Some(queued) => {
+                    // Its bytes stay counted until written; a client that does not read holds this write
+                    // until the relay finds its queue full and ends.
+                    let (text, _charge) = queued.into_parts();
+                    let mut send = std::pin::pin!(sink.send(Message::Text(text.into())));
+                    let sent = tokio::select! {
+                        biased;
+                        sent = &mut send => sent,
+                        end = &mut relay, if relay_end.is_none() => {
+                            let too_slow = matches!(end, Ok(Ok(RelayEnd::ClientTooSlow)));
+                            relay_end = Some(end);
+                            if too_slow {
+                                break;
+                            }
+                            // The relay ended otherwise: what it said still goes out.
+                            send.await
+                        }
+                    };
+                    if sent.is_err() {
                         break;
                     }
                 }
@@ -225,21 +250,36 @@ async fn serve(
         }
     }
     drop(to_relay);
-    // Whatever the relay still had to say goes out before the close frame.
-    while let Ok(text) = from_relay.try_recv() {
-        let _ = sink.send(Message::Text(text.into())).await;
-    }
+    let end = match relay_end {
+        Some(end) => end,
+        None => relay.await,
+    };
     let (code, reason) = match refused {
         Some(r) => r,
-        None => match relay.await {
+        None => match end {
             Ok(Ok(RelayEnd::SessionEnded)) => (1001, "the session ended"),
             Ok(Ok(RelayEnd::ClientClosedBrowser)) => (1000, "Browser.close ends this connection; the session lives on"),
             Ok(Ok(RelayEnd::ClientLeft)) => (1000, ""),
+            Ok(Ok(RelayEnd::ClientTooSlow)) => (1008, "the client did not read its messages (64 MiB waited for it)"),
             Ok(Ok(RelayEnd::BrowserGone)) | Ok(Err(_)) | Err(_) => (1011, "the session's browser is gone"),
         },
     };
-    let frame = CloseFrame { code, reason: reason.into() };
-    let _ = sink.send(Message::Close(Some(frame))).await;
+    let close = async {
+        // Whatever the relay still had to say goes out before the close frame, unless the client was not
+        // reading it.
+        if code != 1008 {
+            while let Some(queued) = from_relay.try_recv() {
+                let _ = sink.send(Message::Text(queued.text.into())).await;
+            }
+        }
+        drop(from_relay);
+        let frame = CloseFrame { code, reason: reason.into() };
+        let _ = sink.send(Message::Close(Some(frame))).await;
+    };
+    // A client that never reads never takes the close frame either: its socket is dropped after a while.
+    if tokio::time::timeout(CLOSE_WAIT, close).await.is_err() {
+        tracing::debug!(code, "a DevTools client did not take its close frame");
+    }
     tracing::debug!(code, "a DevTools connection closed");
 }
 

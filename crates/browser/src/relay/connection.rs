@@ -1,6 +1,7 @@
 //! One DevTools client's connection through the relay: its commands checked and sent in the relay's
 //! browser session or the client's own sessions, Chromium's answers and the context's events sent back.
 
+use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
 use super::RelayEnd;
@@ -27,6 +28,8 @@ pub(super) enum Then {
     Window,
     /// `Target.createTarget`: answered once the new page is attached, when the client auto-attaches pages.
     Created,
+    /// `Target.closeTarget` or `Page.close` of this page: it counts as gone unless the close fails.
+    Closing(String),
 }
 
 /// Waits for an auto-attach to be answered.
@@ -43,7 +46,7 @@ pub(super) struct Relay {
     pub(super) browser_session: String,
     pub(super) browser_info: Option<Value>,
     pub(super) to_browser: mpsc::UnboundedSender<String>,
-    pub(super) to_client: mpsc::Sender<String>,
+    pub(super) to_client: QueueSender,
     pub(super) next: u64,
     pub(super) pending: HashMap<u64, Pending>,
     /// The client's browser-level auto-attach filter, when it auto-attaches.
@@ -59,13 +62,21 @@ pub(super) struct Relay {
     pub(super) tabs: std::sync::Weak<crate::page::Inner>,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
+    /// Large client commands sent and not answered yet: their bytes and session.
+    pub(super) in_flight: HashMap<u64, (usize, String)>,
+    pub(super) in_flight_bytes: usize,
 }
+
+/// A client command this large is parsed and serialized off the runtime's threads, and counted in flight.
+const LARGE: usize = 1024 * 1024;
+/// Bytes of one client's large commands Chromium may have unanswered at once (one bigger passes alone).
+const IN_FLIGHT: usize = 16 * 1024 * 1024;
 
 impl Relay {
     pub(super) fn new(
         scope: ClientScope,
         to_browser: mpsc::UnboundedSender<String>,
-        to_client: mpsc::Sender<String>,
+        to_client: QueueSender,
         tabs: std::sync::Weak<crate::page::Inner>,
         adopted: mpsc::UnboundedSender<(String, Value)>,
     ) -> Self {
@@ -86,6 +97,8 @@ impl Relay {
             end: None,
             tabs,
             adopted,
+            in_flight: HashMap::new(),
+            in_flight_bytes: 0,
         }
     }
 
@@ -102,9 +115,19 @@ impl Relay {
         }
     }
 
+    /// Queues a message for the client, never waiting: a client whose queue is full is not reading, and
+    /// is closed (`ClientTooSlow`) rather than have its messages buffered without end.
     pub(super) async fn send_client(&mut self, text: String) {
-        if self.to_client.send(text).await.is_err() {
-            self.end = Some(RelayEnd::ClientLeft);
+        if self.end == Some(RelayEnd::ClientTooSlow) {
+            return;
+        }
+        match self.to_client.try_send(text) {
+            Ok(()) => {}
+            Err(Refused::Full) => {
+                tracing::info!("a DevTools client did not read its messages; its connection is closed");
+                self.end = Some(RelayEnd::ClientTooSlow);
+            }
+            Err(Refused::Closed) => self.end = Some(RelayEnd::ClientLeft),
         }
     }
 
@@ -170,17 +193,23 @@ impl Relay {
         Err(BrowserError::InstanceLost)
     }
 
-    pub(super) async fn on_client(&mut self, text: &str) {
-        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+    pub(super) async fn on_client(&mut self, text: String) {
+        let bytes = text.len();
+        let parsed = match bytes >= LARGE {
+            // Off the runtime's threads: parsing a 50 MB command takes a while.
+            true => tokio::task::spawn_blocking(move || serde_json::from_str::<Value>(&text).ok()).await.ok().flatten(),
+            false => serde_json::from_str::<Value>(&text).ok(),
+        };
+        let Some(mut msg) = parsed else {
             return self.reply_error(Value::Null, None, -32700, "Message must be a valid JSON").await;
         };
+        let params = msg.get_mut("params").map(Value::take).unwrap_or_else(|| json!({}));
         let Some(id) = msg.get("id").filter(|id| id.is_u64()).cloned() else {
             return self.reply_error(Value::Null, None, -32600, "Message must have integer 'id' property").await;
         };
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
             return self.reply_error(id, None, -32600, "Message must have string 'method' property").await;
         };
-        let params = msg.get("params").cloned().unwrap_or_else(|| json!({}));
         let session = msg.get("sessionId").and_then(Value::as_str);
         let level = match session {
             Some(s) if self.scope.sessions.contains(s) => Level::Session,
@@ -192,10 +221,15 @@ impl Relay {
             Verdict::Emulate(Emulated::Nested) => {
                 let message = params.get("message").and_then(Value::as_str).unwrap_or_default();
                 match rules::check_nested(message, &self.scope) {
+                    Verdict::Forward if closes_page(message) => {
+                        let inner = params.get("sessionId").and_then(Value::as_str);
+                        self.last_page_refusal(inner).unwrap_or(Verdict::Forward)
+                    }
                     Verdict::Forward => Verdict::Forward,
                     refused => refused,
                 }
             }
+            Verdict::Forward if method == "Page.close" => self.last_page_refusal(session).unwrap_or(Verdict::Forward),
             v => v,
         };
         if !matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
@@ -204,10 +238,31 @@ impl Relay {
         let then = match method {
             "Browser.getWindowForTarget" => Then::Window,
             "Target.createTarget" => Then::Created,
+            "Target.closeTarget" => match params.get("targetId").and_then(Value::as_str) {
+                Some(t) => Then::Closing(t.to_owned()),
+                None => Then::Pass,
+            },
+            "Page.close" => match session.and_then(|s| self.scope.target_of(s)) {
+                Some(t) => Then::Closing(t.to_owned()),
+                None => Then::Pass,
+            },
             _ => Then::Pass,
         };
+        if matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+            // Counted from now on, so the next command in a burst sees this one's page.
+            match &then {
+                Then::Created => self.scope.creating += 1,
+                Then::Closing(t) => {
+                    self.scope.closing.insert(t.clone());
+                }
+                _ => {}
+            }
+        }
         let target_session = session.map(str::to_owned).unwrap_or_else(|| self.browser_session.clone());
         match verdict {
+            Verdict::Forward if bytes >= LARGE => {
+                self.send_large(method, params, &target_session, Pending::Client { id, then }, bytes).await
+            }
             Verdict::Forward => self.send_browser(method, params, Some(&target_session), Pending::Client { id, then }),
             Verdict::ForwardWith(p) => {
                 self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
@@ -219,6 +274,25 @@ impl Relay {
     }
 
     pub(super) async fn on_browser(&mut self, text: String) {
+        // A plain answer to the client (its largest messages: evaluate results, screenshots) is passed on
+        // with its id rewritten in place, not parsed.
+        if let Some((n, rest)) = crate::pipe::leading_id(&text) {
+            self.landed(n);
+            if let Some(Pending::Client { id, then: Then::Pass }) = self.pending.get(&n) {
+                let own = id.to_string();
+                let suffix = format!(",\"sessionId\":\"{}\"}}", self.browser_session);
+                // The relay's browser session is not the client's to see.
+                let answer = match rest.strip_suffix(&suffix) {
+                    Some(rest) => Some(format!("{{\"id\":{own}{rest}}}")),
+                    None if !rest.contains(self.browser_session.as_str()) => Some(format!("{{\"id\":{own}{rest}")),
+                    None => None,
+                };
+                if let Some(answer) = answer {
+                    self.pending.remove(&n);
+                    return self.send_client(answer).await;
+                }
+            }
+        }
         let Ok(mut v) = serde_json::from_str::<Value>(&text) else { return };
         if let Some(n) = v.get("id").and_then(Value::as_u64) {
             match self.pending.remove(&n) {
@@ -243,12 +317,8 @@ impl Relay {
             Some(s) if self.scope.sessions.contains(&s) => {
                 let child = v.pointer("/params/sessionId").and_then(Value::as_str).map(str::to_owned);
                 match (v["method"].as_str(), child) {
-                    (Some("Target.attachedToTarget"), Some(c)) => {
-                        self.scope.sessions.insert(c);
-                    }
-                    (Some("Target.detachedFromTarget"), Some(c)) => {
-                        self.scope.sessions.remove(&c);
-                    }
+                    (Some("Target.attachedToTarget"), Some(_)) => self.scope.attached(&v["params"]),
+                    (Some("Target.detachedFromTarget"), Some(c)) => self.session_gone(&c),
                     _ => {}
                 }
                 self.send_client(text).await;
@@ -279,8 +349,18 @@ impl Relay {
                     self.scope.windows.insert(w);
                 }
             }
+            Then::Closing(target) => {
+                let failed = v.get("error").is_some() || v.pointer("/result/success") == Some(&Value::Bool(false));
+                if failed {
+                    self.scope.closing.remove(&target);
+                }
+            }
             Then::Created => {
+                self.scope.creating = self.scope.creating.saturating_sub(1);
                 if let Some(target) = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned) {
+                    if !self.scope.targets.contains_key(&target) {
+                        self.scope.unseen.insert(target.clone());
+                    }
                     let url = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("").to_owned();
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
                     tokio::spawn(async move {
@@ -320,7 +400,7 @@ impl Relay {
                 let Some(id) = params.get("targetId").and_then(Value::as_str) else { return };
                 let Some(kind) = self.scope.kind_of(id).map(str::to_owned) else { return };
                 if method == "Target.targetDestroyed" {
-                    self.scope.targets.remove(id);
+                    self.scope.forget(id);
                     self.auto_attached.remove(id);
                 }
                 if self.discover.as_ref().is_some_and(|f| filter_allows(f.as_ref(), &kind)) {
@@ -329,14 +409,15 @@ impl Relay {
             }
             "Target.attachedToTarget" => {
                 let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
-                self.scope.sessions.insert(session.to_owned());
+                self.scope.attached(params);
                 self.top_sessions.insert(session.to_owned());
                 self.send_client(v.to_string()).await;
             }
             "Target.detachedFromTarget" => {
                 let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
-                self.scope.sessions.remove(session);
-                self.top_sessions.remove(session);
+                let session = session.to_owned();
+                self.session_gone(&session);
+                self.top_sessions.remove(&session);
                 self.send_client(v.to_string()).await;
             }
             "Target.receivedMessageFromTarget" => {
@@ -348,6 +429,49 @@ impl Relay {
             }
             _ => {}
         }
+    }
+
+    /// Like `send_browser`, for a large client command: serialized off the runtime's threads, and its
+    /// bytes counted in flight until it is answered (`may_read_client`).
+    async fn send_large(&mut self, method: &str, params: Value, session: &str, pending: Pending, bytes: usize) {
+        self.next += 1;
+        let id = self.next;
+        self.pending.insert(id, pending);
+        self.in_flight.insert(id, (bytes, session.to_owned()));
+        self.in_flight_bytes += bytes;
+        let msg = json!({ "id": id, "method": method, "params": params, "sessionId": session });
+        let text = tokio::task::spawn_blocking(move || msg.to_string()).await.ok();
+        if text.is_none_or(|text| self.to_browser.send(text).is_err()) {
+            self.end = Some(RelayEnd::BrowserGone);
+        }
+    }
+
+    /// Whether the relay reads the client's next command: not while `IN_FLIGHT` bytes of its large
+    /// commands wait for Chromium's answers, so Chromium (which all sessions share, in order) never holds
+    /// more than that of one client's in front of another's.
+    pub(super) fn may_read_client(&self) -> bool {
+        self.in_flight_bytes < IN_FLIGHT
+    }
+
+    /// Command `id` was answered.
+    fn landed(&mut self, id: u64) {
+        if let Some((bytes, _)) = self.in_flight.remove(&id) {
+            self.in_flight_bytes = self.in_flight_bytes.saturating_sub(bytes);
+        }
+    }
+
+    /// A DevTools session detached: its unanswered commands never will be.
+    fn session_gone(&mut self, session: &str) {
+        self.scope.detached(session);
+        let gone: Vec<u64> = self.in_flight.iter().filter(|(_, (_, s))| s == session).map(|(id, _)| *id).collect();
+        for id in gone {
+            self.landed(id);
+        }
+    }
+
+    /// The refusal of a `Page.close` sent in `session` when its page is the session's last.
+    fn last_page_refusal(&self, session: Option<&str>) -> Option<Verdict> {
+        rules::check_page_close(session.and_then(|s| self.scope.target_of(s)), &self.scope)
     }
 
     /// Detaches every session the client had and the relay's browser session (nothing stays paused or
@@ -368,4 +492,9 @@ impl Relay {
             }
         }
     }
+}
+
+/// Whether a nested message is a `Page.close`.
+fn closes_page(message: &str) -> bool {
+    serde_json::from_str::<Value>(message).is_ok_and(|v| v["method"] == "Page.close")
 }

@@ -7,6 +7,7 @@
 
 mod connection;
 mod emulate;
+pub mod queue;
 mod rules;
 mod scope;
 mod viewport;
@@ -14,6 +15,7 @@ mod viewport;
 use crate::error::BrowserError;
 use crate::process::BrowserProcess;
 use connection::Relay;
+use queue::{QueueReceiver, QueueSender};
 use scope::ClientScope;
 use serde_json::{json, Value};
 use std::future::Future;
@@ -44,6 +46,8 @@ pub enum RelayEnd {
     SessionEnded,
     /// The browser's connection ended.
     BrowserGone,
+    /// The client did not read what was sent to it: its queue held `CONNECTION_BUDGET` bytes.
+    ClientTooSlow,
 }
 
 impl DevtoolsScope {
@@ -60,11 +64,13 @@ impl DevtoolsScope {
     }
 
     /// Relays `from_client` to the session's context and its answers and events to `to_client` until the
-    /// client leaves, closes the browser, the browser goes, or `ended` completes (with its reason).
+    /// client leaves, closes the browser, the browser goes, `to_client` is full (the client does not read),
+    /// or `ended` completes (with its reason). It never waits on the client: whatever Chromium sends is
+    /// read at once, so it never piles up unseen in the shared connection to the browser.
     pub async fn run(
         self,
-        mut from_client: mpsc::Receiver<String>,
-        to_client: mpsc::Sender<String>,
+        mut from_client: QueueReceiver,
+        to_client: QueueSender,
         ended: impl Future<Output = RelayEnd>,
     ) -> Result<RelayEnd, BrowserError> {
         let (to_browser, mut from_browser, _tasks) = match self.process.link.get().and_then(crate::pipe::Link::attach) {
@@ -84,8 +90,9 @@ impl DevtoolsScope {
         let end = loop {
             tokio::select! {
                 end = &mut ended => break end,
-                m = from_client.recv() => match m {
-                    Some(text) => relay.on_client(&text).await,
+                m = from_client.recv(), if relay.may_read_client() => match m {
+                    // Its bytes count against the client's queue until the relay has handed it on.
+                    Some(queued) => relay.on_client(queued.text).await,
                     None => break RelayEnd::ClientLeft,
                 },
                 m = from_browser.recv() => match m {

@@ -229,7 +229,7 @@ fn target(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verd
             _ => refuse("only flattened sessions are available (flatten: true)"),
         },
         "Target.closeTarget" if str_param(params, "targetId").is_some_and(|t| scope.is_last_page(t)) => {
-            refuse("the session's last tab cannot be closed; end the session instead")
+            refuse(LAST_TAB)
         }
         "Target.closeTarget" | "Target.activateTarget" => own_target(params, scope, Verdict::Forward),
         "Target.createTarget" => {
@@ -285,6 +285,16 @@ pub(crate) fn check_nested(message: &str, scope: &dyn Scope) -> Verdict {
         Verdict::Refuse(why) => Verdict::Refuse(why),
         _ => refuse(format!("{method} cannot be nested in Target.sendMessageToTarget")),
     }
+}
+
+/// Why closing the session's last page is refused.
+const LAST_TAB: &str = "the session's last tab cannot be closed; end the session instead";
+
+/// `Page.close` sent in a DevTools session attached to `target` (when the relay knows it), directly or
+/// nested: refused on the session's last page, as `Target.closeTarget` of it is (the session would hold
+/// its slot with no page to run tasks in). `None` when the rules in [`check`] decide alone.
+pub(crate) fn check_page_close(target: Option<&str>, scope: &dyn Scope) -> Option<Verdict> {
+    target.filter(|t| scope.is_last_page(t)).map(|_| refuse(LAST_TAB))
 }
 
 #[cfg(test)]

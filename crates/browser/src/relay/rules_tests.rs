@@ -284,3 +284,11 @@ fn nested_messages_pass_the_same_rules() {
         Verdict::Emulate(Emulated::Nested)
     );
 }
+
+#[test]
+fn page_close_in_the_session_of_the_last_page_is_refused() {
+    assert!(check_page_close(Some("tLast"), &A).is_some_and(|v| refused(&v)));
+    assert_eq!(check_page_close(Some("tA1"), &A), None, "another page remains");
+    assert_eq!(check_page_close(None, &A), None, "a session the relay cannot place");
+    assert_eq!(in_session("Page.close", json!({})), Verdict::Forward, "check alone lets it through");
+}

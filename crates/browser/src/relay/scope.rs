@@ -1,6 +1,8 @@
 //! What one DevTools client may see: its session's browser context, the targets in it (kept from the
 //! relay's own target discovery), the DevTools sessions the client attached, the windows it was told of,
-//! and the session's file area. It answers the allow-list's questions (`rules::Scope`).
+//! and the session's file area. It answers the allow-list's questions (`rules::Scope`), counting the
+//! pages being opened and closed by commands still in flight, so a burst of them cannot pass the tab cap
+//! or close the last page.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -38,6 +40,14 @@ pub(crate) struct ClientScope {
     /// Sessions the client attached, and those attached under them.
     pub sessions: HashSet<String>,
     pub windows: HashSet<i64>,
+    /// The target each of those sessions is attached to (when Chromium said so).
+    pub session_targets: HashMap<String, String>,
+    /// `Target.createTarget`s sent and not answered yet.
+    pub creating: usize,
+    /// Pages created (answered) that discovery has not reported yet.
+    pub unseen: HashSet<String>,
+    /// Pages a `Target.closeTarget` or `Page.close` was sent for, not yet answered with a failure or gone.
+    pub closing: HashSet<String>,
 }
 
 impl ClientScope {
@@ -49,6 +59,10 @@ impl ClientScope {
             targets: HashMap::new(),
             sessions: HashSet::new(),
             windows: HashSet::new(),
+            session_targets: HashMap::new(),
+            creating: 0,
+            unseen: HashSet::new(),
+            closing: HashSet::new(),
         }
     }
 
@@ -63,8 +77,40 @@ impl ClientScope {
         if !self.is_own(info) {
             return false;
         }
+        self.unseen.remove(id);
         self.targets.insert(id.to_owned(), info.clone());
         true
+    }
+
+    /// Forgets a target that is gone.
+    pub fn forget(&mut self, target: &str) {
+        self.targets.remove(target);
+        self.unseen.remove(target);
+        self.closing.remove(target);
+    }
+
+    /// A DevTools session attached (`Target.attachedToTarget`): the client's, and its target.
+    pub fn attached(&mut self, params: &Value) {
+        let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
+        self.sessions.insert(session.to_owned());
+        if let Some(target) = params.pointer("/targetInfo/targetId").and_then(Value::as_str) {
+            self.session_targets.insert(session.to_owned(), target.to_owned());
+        }
+    }
+
+    /// A DevTools session detached.
+    pub fn detached(&mut self, session: &str) {
+        self.sessions.remove(session);
+        self.session_targets.remove(session);
+    }
+
+    /// The target a client's DevTools session is attached to.
+    pub fn target_of(&self, session: &str) -> Option<&str> {
+        self.session_targets.get(session).map(String::as_str)
+    }
+
+    fn is_page(info: &Value) -> bool {
+        info.get("type").and_then(Value::as_str) == Some("page")
     }
 
     /// The context's targets a client auto-attaching with `filter` is attached to.
@@ -105,18 +151,59 @@ impl super::rules::Scope for ClientScope {
         std::path::Path::new(path).canonicalize().is_ok_and(|p| p.starts_with(&dir) && p.is_file())
     }
     fn is_last_page(&self, target: &str) -> bool {
-        self.kind_of(target) == Some("page") && self.pages().0 <= 1
+        // A page being closed already counts as gone: two closes at once leave one page.
+        let others = self
+            .targets
+            .iter()
+            .any(|(id, info)| id != target && Self::is_page(info) && !self.closing.contains(id.as_str()));
+        self.kind_of(target) == Some("page") && !others && self.unseen.is_empty()
     }
     fn pages(&self) -> (usize, usize) {
-        let open = self.targets.values().filter(|i| i.get("type").and_then(Value::as_str) == Some("page")).count();
-        (open, self.max_tabs)
+        // A page being opened already counts: a burst of createTarget stops at the cap.
+        let open = self.targets.values().filter(|i| Self::is_page(i)).count();
+        (open + self.creating + self.unseen.len(), self.max_tabs)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::filter_allows;
+    use super::{filter_allows, ClientScope};
+    use crate::relay::rules::Scope;
     use serde_json::json;
+
+    fn with_pages(ids: &[&str]) -> ClientScope {
+        let mut scope = ClientScope::new("ctx".into(), None, 3);
+        for id in ids {
+            scope.track(&json!({ "targetId": id, "type": "page", "browserContextId": "ctx" }));
+        }
+        scope
+    }
+
+    #[test]
+    fn pages_being_opened_count_against_the_cap() {
+        let mut scope = with_pages(&["p1"]);
+        scope.creating = 2;
+        assert_eq!(scope.pages(), (3, 3));
+        scope.creating = 1;
+        scope.unseen.insert("p2".into());
+        assert_eq!(scope.pages(), (3, 3), "answered, not yet discovered");
+        scope.track(&json!({ "targetId": "p2", "type": "page", "browserContextId": "ctx" }));
+        assert_eq!(scope.pages(), (3, 3), "counted once");
+    }
+
+    #[test]
+    fn a_page_being_closed_leaves_the_other_the_last() {
+        let mut scope = with_pages(&["p1", "p2"]);
+        assert!(!scope.is_last_page("p1") && !scope.is_last_page("p2"));
+        scope.closing.insert("p1".into());
+        assert!(scope.is_last_page("p2"));
+        scope.forget("p1");
+        assert!(scope.is_last_page("p2") && scope.closing.is_empty());
+        scope.attached(&json!({ "sessionId": "s2", "targetInfo": { "targetId": "p2" } }));
+        assert_eq!(scope.target_of("s2"), Some("p2"));
+        scope.detached("s2");
+        assert_eq!(scope.target_of("s2"), None);
+    }
 
     #[test]
     fn filters_follow_chromiums_rules() {

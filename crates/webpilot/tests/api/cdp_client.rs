@@ -18,6 +18,8 @@ pub struct Cdp {
     ws: Ws,
     next: u64,
     pub events: Vec<Value>,
+    /// How long a read may wait (20 s unless a test changes it).
+    pub limit: Duration,
 }
 
 /// A refused handshake: its status and body.
@@ -39,7 +41,7 @@ impl Cdp {
             req.headers_mut().insert("authorization", HeaderValue::from_str(&format!("Bearer {k}")).expect("header"));
         }
         match tokio::time::timeout(LIMIT, tokio_tungstenite::connect_async(req)).await.expect("handshake in time") {
-            Ok((ws, _)) => Ok(Cdp { ws, next: 0, events: Vec::new() }),
+            Ok((ws, _)) => Ok(Cdp { ws, next: 0, events: Vec::new(), limit: LIMIT }),
             Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
                 let body = resp.body().as_ref().map(|b| serde_json::from_slice(b).unwrap_or(Value::Null));
                 Err(Refused { status: resp.status().as_u16(), body: body.unwrap_or(Value::Null) })
@@ -68,14 +70,36 @@ impl Cdp {
         self.command(Some(session), method, params).await
     }
 
-    async fn command(&mut self, session: Option<&str>, method: &str, params: Value) -> Result<Value, String> {
+    /// Sends a raw text frame; false once the connection is closed or failed.
+    pub async fn try_send_text(&mut self, text: String) -> bool {
+        self.ws.send(Message::text(text)).await.is_ok()
+    }
+
+    /// Sends a command without waiting for its answer (read it with [`Cdp::answer`]): its id.
+    pub async fn send_command(&mut self, session: Option<&str>, method: &str, params: Value) -> u64 {
         self.next += 1;
-        let id = self.next;
-        let mut msg = json!({ "id": id, "method": method, "params": params });
+        let mut msg = json!({ "id": self.next, "method": method, "params": params });
         if let Some(s) = session {
             msg["sessionId"] = json!(s);
         }
         self.send_text(msg.to_string()).await;
+        self.next
+    }
+
+    async fn command(&mut self, session: Option<&str>, method: &str, params: Value) -> Result<Value, String> {
+        let id = self.send_command(session, method, params).await;
+        self.answer(id, method).await
+    }
+
+    /// The answer to command `id` (`method` names it in a failure): its result, or its error message.
+    pub async fn answer(&mut self, id: u64, method: &str) -> Result<Value, String> {
+        if let Some(at) = self.events.iter().position(|v| v.get("id").and_then(Value::as_u64) == Some(id)) {
+            let v = self.events.remove(at);
+            return match v.get("error") {
+                Some(e) => Err(e["message"].as_str().unwrap_or_default().to_owned()),
+                None => Ok(v["result"].clone()),
+            };
+        }
         loop {
             let v = self.read().await.unwrap_or_else(|| panic!("the relay closed during {method}"));
             if v.get("id").and_then(Value::as_u64) == Some(id) {
@@ -91,12 +115,26 @@ impl Cdp {
     /// The next message, or none once the connection closed.
     async fn read(&mut self) -> Option<Value> {
         loop {
-            match tokio::time::timeout(LIMIT, self.ws.next()).await.expect("a message in time") {
+            match tokio::time::timeout(self.limit, self.ws.next()).await.expect("a message in time") {
                 Some(Ok(Message::Text(t))) => return Some(serde_json::from_str(t.as_str()).expect("JSON")),
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return None,
                 Some(Ok(_)) => {}
             }
         }
+    }
+
+    /// Waits for the relay's close frame, dropping what comes before it unread, at most `limit`.
+    pub async fn close_discarding(&mut self, limit: Duration) -> Option<CloseFrame> {
+        let wait = async {
+            loop {
+                match self.ws.next().await {
+                    Some(Ok(Message::Close(frame))) => return frame,
+                    Some(Ok(_)) => {}
+                    None | Some(Err(_)) => return None,
+                }
+            }
+        };
+        tokio::time::timeout(limit, wait).await.expect("the relay closed the connection in time")
     }
 
     /// Waits for the relay's close frame (events before it are kept), at most `limit`.

@@ -13,6 +13,7 @@ mod browser;
 mod browser_faults;
 mod cdp;
 mod cdp_client;
+mod cdp_limits;
 mod cdp_tenants;
 mod chat;
 mod cluster;
