@@ -24,7 +24,7 @@ use std::time::Duration;
 use webpilot_core::profile::{normalize_origin, OriginState, StorageState};
 
 /// Most origins whose storage one profile carries (the first ones, in order).
-pub const MAX_PROFILE_ORIGINS: usize = 50;
+pub use webpilot_core::profile::MAX_PROFILE_ORIGINS;
 
 const EXPORT: &str = include_str!("js/storage_export.js");
 const IMPORT: &str = include_str!("js/storage_import.js");

@@ -80,19 +80,132 @@ pub struct StorageState {
     pub origins: Vec<OriginState>,
 }
 
+/// Most origins whose storage one profile carries.
+pub const MAX_PROFILE_ORIGINS: usize = 50;
+
+/// Most localStorage one origin holds, in UTF-16 code units of names and values together: what Chromium
+/// keeps per origin (10 MiB of UTF-16). A bigger one would never load.
+pub const MAX_LOCAL_STORAGE_UNITS: usize = 5 * 1024 * 1024;
+
+/// An IndexedDB database as the page-side export writes it, and as the import needs it to load.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IdbDatabase {
+    name: String,
+    #[serde(default)]
+    version: Option<u64>,
+    stores: Vec<IdbStore>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct IdbStore {
+    name: String,
+    /// A string, a list of strings, or null (out-of-line keys).
+    #[serde(default)]
+    key_path: Value,
+    #[serde(default)]
+    auto_increment: bool,
+    indexes: Vec<IdbIndex>,
+    records: Vec<(Value, Value)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct IdbIndex {
+    name: String,
+    key_path: Value,
+    /// Read for its type only (a boolean).
+    #[serde(default)]
+    #[allow(dead_code)]
+    unique: bool,
+    #[serde(default)]
+    multi_entry: bool,
+}
+
+/// Whether an IndexedDB key path is a string or a non-empty list of strings (`null` too, for a store).
+fn key_path_ok(path: &Value, null_ok: bool) -> bool {
+    match path {
+        Value::Null => null_ok,
+        Value::String(_) => true,
+        Value::Array(parts) => !parts.is_empty() && parts.iter().all(Value::is_string),
+        _ => false,
+    }
+}
+
+impl IdbDatabase {
+    fn check(value: &Value, origin: &str) -> Result<(), String> {
+        let at = |what: String| format!("{origin}: IndexedDB {what}");
+        let db: IdbDatabase = serde_json::from_value(value.clone()).map_err(|e| {
+            at(format!(
+                "entries are {{name, version, stores: [{{name, keyPath, autoIncrement, indexes, records}}]}}: {e}"
+            ))
+        })?;
+        if db.name.is_empty() || db.version == Some(0) {
+            return Err(at("databases need a name and a version of at least 1".into()));
+        }
+        for s in &db.stores {
+            if s.name.is_empty() || s.indexes.iter().any(|i| i.name.is_empty()) {
+                return Err(at(format!("{:?}: every store and index needs a name", db.name)));
+            }
+            if !key_path_ok(&s.key_path, true) {
+                return Err(at(format!("{:?}.{:?}: keyPath is a string, a list of strings or null", db.name, s.name)));
+            }
+            let keyed = !s.key_path.is_null();
+            // Without a key path (and no key generator) every record needs its own key.
+            if !keyed && !s.auto_increment && s.records.iter().any(|(k, _)| k.is_null()) {
+                return Err(at(format!("{:?}.{:?}: a record without a key path needs a key", db.name, s.name)));
+            }
+            for ix in &s.indexes {
+                // A multiEntry index takes one key path, not a list.
+                if !key_path_ok(&ix.key_path, false) || (ix.multi_entry && ix.key_path.is_array()) {
+                    return Err(at(format!("{:?}.{:?}: index {:?} has a bad keyPath", db.name, s.name, ix.name)));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl StorageState {
-    /// Parses an imported state, checking each origin is an http(s) origin.
+    /// Parses an imported state and checks it can load: http(s) origins, at most [`MAX_PROFILE_ORIGINS`] of
+    /// them, each origin's localStorage within what a browser keeps, and IndexedDB databases in the shape the
+    /// export writes. The error says what is wrong and where.
     pub fn parse_import(body: &[u8]) -> Result<StorageState, String> {
-        let state: StorageState =
-            serde_json::from_slice(body).map_err(|e| format!("the body is not a storage state: {e}"))?;
+        let shape = || "the body is not a storage state: a JSON object {cookies, origins}".to_owned();
+        let value: Value = serde_json::from_slice(body).map_err(|e| format!("{}: {e}", shape()))?;
+        if !value.is_object() {
+            return Err(shape());
+        }
+        let state: StorageState = serde_json::from_value(value).map_err(|e| format!("{}: {e}", shape()))?;
         for c in &state.cookies {
             if c.name.is_empty() || c.domain.trim_start_matches('.').is_empty() {
                 return Err("every cookie needs a name and a domain".into());
             }
         }
+        if state.origins.len() > MAX_PROFILE_ORIGINS {
+            let n = state.origins.len();
+            return Err(format!("a profile carries at most {MAX_PROFILE_ORIGINS} origins; this one has {n}"));
+        }
+        let mut seen = std::collections::HashSet::new();
         for o in &state.origins {
             if normalize_origin(&o.origin).as_deref() != Some(o.origin.as_str()) {
                 return Err(format!("{:?} is not an http(s) origin like https://example.com", o.origin));
+            }
+            if !seen.insert(o.origin.as_str()) {
+                return Err(format!("{} is listed twice", o.origin));
+            }
+            let units: usize =
+                o.local_storage.iter().map(|i| i.name.encode_utf16().count() + i.value.encode_utf16().count()).sum();
+            if units > MAX_LOCAL_STORAGE_UNITS {
+                return Err(format!(
+                    "{}: localStorage holds {units} characters; a browser keeps at most {MAX_LOCAL_STORAGE_UNITS} \
+                     per origin",
+                    o.origin
+                ));
+            }
+            for db in &o.indexed_db {
+                IdbDatabase::check(db, &o.origin)?;
             }
         }
         Ok(state)
@@ -146,5 +259,45 @@ mod tests {
         assert!(StorageState::parse_import(br#"{"origins":[{"origin":"javascript:x"}]}"#).is_err());
         assert!(StorageState::parse_import(b"[1]").is_err());
         assert!(StorageState::parse_import(br#"{"cookies":[{"name":"a","value":"b","domain":""}]}"#).is_err());
+    }
+
+    fn origin_with(extra: &str) -> Vec<u8> {
+        format!(r#"{{"origins":[{{"origin":"https://a.com",{extra}}}]}}"#).into_bytes()
+    }
+
+    #[test]
+    fn an_import_that_could_never_load_is_refused_with_its_reason() {
+        let store = r#"{"name":"s","keyPath":"id","autoIncrement":false,"indexes":[{"name":"by","keyPath":"by","unique":false,"multiEntry":false}],"records":[[1,{"id":1,"by":"x"}]]}"#;
+        let good = origin_with(&format!(r#""indexedDB":[{{"name":"db","version":1,"stores":[{store}]}}]"#));
+        assert!(StorageState::parse_import(&good).is_ok());
+        for (bad, says) in [
+            (r#""indexedDB":[[]]"#, "IndexedDB"),
+            (r#""indexedDB":[{}]"#, "IndexedDB"),
+            (
+                r#""indexedDB":[{"name":"db","version":1,"stores":[{"name":"s","keyPath":null,"records":[]}]}]"#,
+                "indexes",
+            ),
+            (r#""indexedDB":[{"name":"","stores":[]}]"#, "name"),
+            (r#""indexedDB":[{"name":"db","version":0,"stores":[]}]"#, "version"),
+            (
+                r#""indexedDB":[{"name":"db","stores":[{"name":"s","keyPath":null,"indexes":[],"records":[[null,1]]}]}]"#,
+                "key",
+            ),
+        ] {
+            let e = StorageState::parse_import(&origin_with(bad)).expect_err(bad);
+            assert!(e.contains(says) && e.contains("https://a.com"), "{bad}: {e}");
+        }
+        let huge = "x".repeat(MAX_LOCAL_STORAGE_UNITS);
+        let e =
+            StorageState::parse_import(&origin_with(&format!(r#""localStorage":[{{"name":"k","value":"{huge}"}}]"#)));
+        assert!(e.expect_err("too big").contains("localStorage"));
+        let many: Vec<String> =
+            (0..=MAX_PROFILE_ORIGINS).map(|i| format!(r#"{{"origin":"https://o{i}.com"}}"#)).collect();
+        let e = StorageState::parse_import(format!(r#"{{"origins":[{}]}}"#, many.join(",")).as_bytes());
+        assert!(e.expect_err("too many").contains("at most 50 origins"));
+        let twice = br#"{"origins":[{"origin":"https://a.com"},{"origin":"https://a.com"}]}"#;
+        assert!(StorageState::parse_import(twice).is_err());
+        assert!(StorageState::parse_import(b"[]").is_err());
+        assert_eq!(StorageState::parse_import(b"{}"), Ok(StorageState::default()), "an empty profile loads");
     }
 }

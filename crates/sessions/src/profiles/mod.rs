@@ -257,7 +257,17 @@ impl SessionManager {
         let shared = self.shared();
         // The import is the writer while it runs (a crash leaves a lock that goes stale by itself).
         let writer = SessionId::from_string(format!("import_{}", hex::encode(rand::random::<[u8; 12]>())));
-        claim(shared, user, name, &writer).await?;
+        match shared.store.lock_profile(user, name, &writer).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(ApiError::new(
+                    ErrorCode::ProfileInUse,
+                    "this profile is being written right now, by another import or by a live session with \
+                     persistProfile; retry once that is done",
+                ))
+            }
+            Err(e) => return Err(internal("locking a profile", e)),
+        }
         let stored = store_state(shared, user, name, state).await;
         release(shared, user, name, &writer).await;
         stored

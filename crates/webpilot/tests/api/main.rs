@@ -40,6 +40,7 @@ mod observation;
 mod openapi;
 mod persistence;
 mod pool;
+mod profile_imports;
 mod profiles;
 mod ratelimit;
 mod recording_storage;
