@@ -13,12 +13,13 @@ use chromiumoxide::cdp::browser_protocol::browser::{
 };
 use chromiumoxide::cdp::browser_protocol::target::{GetTargetInfoParams, TargetId};
 use futures::StreamExt;
+use serde_json::json;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, Mutex};
+use tokio::sync::{broadcast, mpsc, Mutex};
 use tokio::task::JoinHandle;
 
 /// Size caps of downloads, in bytes.
@@ -45,6 +46,8 @@ pub(crate) struct DownloadArea {
     watcher: JoinHandle<()>,
     /// Downloads begun and not yet finished, cancelled or refused.
     in_flight: Arc<AtomicUsize>,
+    /// The context's `Browser.downloadWillBegin` / `downloadProgress` events (CDP text) for DevTools clients.
+    events: broadcast::Sender<String>,
 }
 
 impl Drop for DownloadArea {
@@ -57,6 +60,11 @@ impl DownloadArea {
     /// Downloads begun and not yet reported.
     pub fn in_flight(&self) -> usize {
         self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// The context's download events as a DevTools client sees them (`relay`).
+    pub(crate) fn events(&self) -> broadcast::Sender<String> {
+        self.events.clone()
     }
 
     /// The context's directory (where files set on the page's file inputs are put too).
@@ -99,7 +107,10 @@ pub(crate) async fn open(
     let progress = process.browser.event_listener::<EventDownloadProgress>().await?;
     let (tx, rx) = mpsc::unbounded_channel();
     let in_flight = Arc::new(AtomicUsize::new(0));
+    let (events, _) = broadcast::channel(64);
     let watch = Watch {
+        events: events.clone(),
+        announced: HashSet::new(),
         in_flight: in_flight.clone(),
         process: process.clone(),
         context: context.clone(),
@@ -117,7 +128,7 @@ pub(crate) async fn open(
     allow.download_path = Some(dir.path().display().to_string());
     allow.events_enabled = Some(true);
     within(timeout, "set the download behaviour", process.browser.execute(allow)).await?;
-    Ok(Some(DownloadArea { _dir: dir, rx: Mutex::new(rx), watcher, in_flight }))
+    Ok(Some(DownloadArea { _dir: dir, rx: Mutex::new(rx), watcher, in_flight, events }))
 }
 
 /// A download begun in (or maybe in) this context.
@@ -141,6 +152,10 @@ struct Watch {
     unclaimed: Unclaimed,
     tx: mpsc::UnboundedSender<DownloadOutcome>,
     in_flight: Arc<AtomicUsize>,
+    /// What DevTools clients of the session are told (`DownloadArea::events`).
+    events: broadcast::Sender<String>,
+    /// Downloads whose begin was told to them, so their progress is told too.
+    announced: HashSet<String>,
 }
 
 impl Watch {
@@ -177,6 +192,13 @@ impl Watch {
             },
             Err(_) => false,
         };
+        if sure {
+            // As Chromium tells a client that enabled download events (the file itself stays the service's).
+            let params = json!({ "frameId": e.frame_id.inner(), "guid": e.guid, "url": e.url,
+                "suggestedFilename": e.suggested_filename });
+            let _ = self.events.send(json!({ "method": "Browser.downloadWillBegin", "params": params }).to_string());
+            self.announced.insert(e.guid.clone());
+        }
         let tracked = Tracked { suggested: e.suggested_filename.clone(), url: e.url.clone(), sure };
         self.tracked.insert(e.guid.clone(), tracked);
         if let Some(early) = self.unclaimed.claim(&e.guid) {
@@ -185,6 +207,7 @@ impl Watch {
     }
 
     async fn progressed(&mut self, e: &Arc<EventDownloadProgress>) {
+        self.tell_progress(e);
         if e.state == DownloadProgressState::Canceled {
             // Also the end of one this watcher cancelled: nothing of it may stay.
             self.tracked.remove(&e.guid);
@@ -224,6 +247,24 @@ impl Watch {
                 }
             }
         }
+    }
+
+    /// Passes a download's progress on to DevTools clients, once its begin was.
+    fn tell_progress(&mut self, e: &EventDownloadProgress) {
+        if !self.announced.contains(&e.guid) {
+            return;
+        }
+        let state = match e.state {
+            DownloadProgressState::InProgress => "inProgress",
+            DownloadProgressState::Completed => "completed",
+            DownloadProgressState::Canceled => "canceled",
+        };
+        if e.state != DownloadProgressState::InProgress {
+            self.announced.remove(&e.guid);
+        }
+        let params = json!({ "guid": e.guid, "totalBytes": e.total_bytes, "receivedBytes": e.received_bytes,
+            "state": state });
+        let _ = self.events.send(json!({ "method": "Browser.downloadProgress", "params": params }).to_string());
     }
 
     fn refuse(&self, suggested: String, allowed: u64) {

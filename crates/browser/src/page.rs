@@ -57,6 +57,8 @@ pub(crate) struct Inner {
     pub(crate) frames: crate::elements::FrameState,
     /// The session's files as the browser may read them (`upload.rs`); none on a remote browser.
     pub(crate) files_dir: Option<std::path::PathBuf>,
+    /// The context's download events for DevTools clients (`downloads.rs`); none on a remote browser.
+    pub(crate) download_events: Option<tokio::sync::broadcast::Sender<String>>,
 }
 
 impl SessionPage {
@@ -65,7 +67,7 @@ impl SessionPage {
         opener: TabOpener,
         settings: &BrowserSettings,
         policy: DomainPolicy,
-        files_dir: Option<std::path::PathBuf>,
+        (files_dir, download_events): (Option<std::path::PathBuf>, Option<tokio::sync::broadcast::Sender<String>>),
     ) -> Result<Self, BrowserError> {
         let tab = Tab::prepare(page, settings.cdp_timeout).await?;
         let created = within(
@@ -86,6 +88,7 @@ impl SessionPage {
             tab_changes: tokio::sync::watch::Sender::new(0),
             frames: Default::default(),
             files_dir,
+            download_events,
         });
         let destroyed = within(
             settings.cdp_timeout,
@@ -116,6 +119,7 @@ impl SessionPage {
             tabs: Arc::downgrade(&self.inner),
             context: self.inner.opener.context.inner().clone(),
             files_dir: self.inner.files_dir.clone(),
+            downloads: self.inner.download_events.clone(),
             max_tabs: self.inner.max_tabs,
             timeout: self.inner.cdp_timeout,
         }

@@ -190,7 +190,8 @@ impl BrowserPool {
         let page = within(timeout, "create page", guard.process.browser.new_page(target)).await?;
         let opener = TabOpener { process: guard.process.clone(), context: guard.context.clone() };
         let files_dir = guard.downloads.as_ref().map(|a| a.dir().join(crate::upload::FILES_DIR));
-        let page = SessionPage::new(page, opener, &self.inner.settings, policy, files_dir).await?;
+        let events = guard.downloads.as_ref().map(|a| a.events());
+        let page = SessionPage::new(page, opener, &self.inner.settings, policy, (files_dir, events)).await?;
         Ok(Replacement { page, guard })
     }
 

@@ -59,6 +59,8 @@ pub(super) struct Relay {
     /// Sessions attached in the relay's browser session (detached when the relay ends).
     pub(super) top_sessions: HashSet<String>,
     pub(super) end: Option<RelayEnd>,
+    /// The client asked for download events (`Browser.setDownloadBehavior` with `eventsEnabled`).
+    pub(super) download_events: bool,
     pub(super) tabs: std::sync::Weak<crate::page::Inner>,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
@@ -95,6 +97,7 @@ impl Relay {
             batches: HashMap::new(),
             top_sessions: HashSet::new(),
             end: None,
+            download_events: false,
             tabs,
             adopted,
             in_flight: HashMap::new(),

@@ -28,6 +28,10 @@ impl Relay {
                 }
                 self.release(Waiter::Batch(batch)).await;
             }
+            Emulated::DownloadEvents => {
+                self.download_events = true;
+                self.reply(id, None, json!({})).await;
+            }
             Emulated::Discover => {
                 if !params.get("discover").and_then(Value::as_bool).unwrap_or(false) {
                     self.discover = None;

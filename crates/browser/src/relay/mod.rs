@@ -31,6 +31,8 @@ pub struct DevtoolsScope {
     pub(crate) tabs: std::sync::Weak<crate::page::Inner>,
     pub(crate) context: String,
     pub(crate) files_dir: Option<PathBuf>,
+    /// The context's download events, for a client that enables them (Playwright's `download` event).
+    pub(crate) downloads: Option<tokio::sync::broadcast::Sender<String>>,
     pub(crate) max_tabs: usize,
     pub(crate) timeout: Duration,
 }
@@ -84,6 +86,7 @@ impl DevtoolsScope {
         let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs);
         let (adopted_tx, mut adopted) = mpsc::unbounded_channel();
         let tabs = self.tabs.clone();
+        let mut downloads = self.downloads.as_ref().map(tokio::sync::broadcast::Sender::subscribe);
         let mut relay = Relay::new(scope, to_browser, to_client, self.tabs, adopted_tx);
         crate::error::within(self.timeout, "open the DevTools relay", relay.start(&mut from_browser)).await?;
         tokio::pin!(ended);
@@ -100,6 +103,7 @@ impl DevtoolsScope {
                     None => break RelayEnd::BrowserGone,
                 },
                 Some((target, answer)) = adopted.recv() => relay.created(target, answer).await,
+                Some(event) = next_download(&mut downloads), if relay.download_events => relay.send_client(event).await,
             }
             if let Some(end) = relay.end {
                 break end;
@@ -116,5 +120,18 @@ impl DevtoolsScope {
             }
         }
         Ok(end)
+    }
+}
+
+/// The next download event of the session's context (pending forever when there are none to follow; an
+/// event lost to a slow client is skipped).
+async fn next_download(events: &mut Option<tokio::sync::broadcast::Receiver<String>>) -> Option<String> {
+    let Some(events) = events else { return std::future::pending().await };
+    loop {
+        match events.recv().await {
+            Ok(event) => return Some(event),
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return std::future::pending().await,
+        }
     }
 }

@@ -59,6 +59,9 @@ pub(crate) enum Emulated {
     CloseConnection,
     /// `Target.sendMessageToTarget`: its inner message passed the same rules.
     Nested,
+    /// `Browser.setDownloadBehavior` with `eventsEnabled`: answered `{}` (downloads still land in the
+    /// session's file area), and the context's download events are passed on to this client.
+    DownloadEvents,
 }
 
 /// Domains a client may use on a session it attached (a page, a frame, a worker), method checks aside.
@@ -252,6 +255,11 @@ fn target(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verd
 fn browser(method: &str, params: &Value, level: Level, scope: &dyn Scope) -> Verdict {
     match method {
         "Browser.getVersion" => Verdict::Forward,
+        "Browser.setDownloadBehavior"
+            if level == Level::Browser && params.get("eventsEnabled").and_then(Value::as_bool) == Some(true) =>
+        {
+            Verdict::Emulate(Emulated::DownloadEvents)
+        }
         "Browser.setDownloadBehavior" => Verdict::Answer(json!({})),
         _ if level == Level::Session => refuse(format!("{method} is only available on the browser")),
         "Browser.close" => Verdict::Emulate(Emulated::CloseConnection),

@@ -251,6 +251,13 @@ fn downloads_cannot_be_sent_elsewhere() {
     assert_eq!(at_browser("Browser.setDownloadBehavior", anywhere.clone()), Verdict::Answer(json!({})));
     assert_eq!(in_session("Browser.setDownloadBehavior", anywhere.clone()), Verdict::Answer(json!({})));
     assert_eq!(in_session("Page.setDownloadBehavior", anywhere), Verdict::Answer(json!({})));
+    // Playwright's: the events of the session's downloads, never a path of its own.
+    let with_events = json!({"behavior": "allowAndName", "downloadPath": "/tmp/pw", "eventsEnabled": true});
+    assert_eq!(
+        at_browser("Browser.setDownloadBehavior", with_events.clone()),
+        Verdict::Emulate(Emulated::DownloadEvents)
+    );
+    assert_eq!(in_session("Browser.setDownloadBehavior", with_events), Verdict::Answer(json!({})));
 }
 
 #[test]

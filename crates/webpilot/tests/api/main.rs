@@ -24,6 +24,7 @@ mod console;
 mod data_at_rest;
 mod devtools;
 mod devtools_clients;
+mod devtools_downloads;
 mod edge_cases;
 mod egress;
 mod endpoints;
