@@ -178,6 +178,14 @@ impl StorageState {
             return Err(shape());
         }
         let state: StorageState = serde_json::from_value(value).map_err(|e| format!("{}: {e}", shape()))?;
+        state.check_loadable()?;
+        Ok(state)
+    }
+
+    /// Whether this state can load into a browser (what [`Self::parse_import`] checks after parsing; a
+    /// profile stored before those checks is held to them when a session starts from it).
+    pub fn check_loadable(&self) -> Result<(), String> {
+        let state = self;
         for c in &state.cookies {
             if c.name.is_empty() || c.domain.trim_start_matches('.').is_empty() {
                 return Err("every cookie needs a name and a domain".into());
@@ -208,7 +216,7 @@ impl StorageState {
                 IdbDatabase::check(db, &o.origin)?;
             }
         }
-        Ok(state)
+        Ok(())
     }
 
     /// The origins this state holds something for.

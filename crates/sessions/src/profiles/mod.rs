@@ -128,6 +128,17 @@ pub(crate) async fn load(
     let began = Instant::now();
     let log = lease.track_origins().await.map_err(|e| internal("following a session's origins", e))?;
     let state = read_state(shared, user, name).await?.unwrap_or_default();
+    // A profile stored before imports were checked may never load: that is the profile's fault, not the
+    // browser's, so it is said so (never 503 "retry").
+    if let Err(why) = state.check_loadable() {
+        return Err(ApiError::new(
+            ErrorCode::InvalidParameter,
+            format!(
+                "the profile {name:?} cannot be loaded into a browser: {why}; import a valid one \
+                 (PUT /profiles/{name}/export) or delete it"
+            ),
+        ));
+    }
     lease.load_state(&state).await.map_err(|e| {
         tracing::error!(error = %e, "loading a profile into a browser context failed");
         ApiError::new(ErrorCode::InstanceUnavailable, "the profile could not be loaded into the browser; retry")

@@ -56,3 +56,31 @@ async fn an_import_that_could_never_load_is_refused_with_its_reason_and_never_st
     r.assert_error(409, "PROFILE_IN_USE");
     assert!(r.body["message"].as_str().is_some_and(|m| m.contains("being written right now")), "{}", r.body);
 }
+
+#[tokio::test]
+async fn a_stored_profile_that_cannot_load_is_named_as_the_cause_never_a_503() {
+    let app = TestApp::spawn().await;
+    let (user, key) = app.user(10.0).await;
+    // As a version before import checks could have stored it: sealed with the service's own key.
+    // A 15 MiB localStorage value: past what Chromium keeps for an origin, so it never loads.
+    let huge = "x".repeat(15 * 1024 * 1024);
+    let local = json!([{ "name": "k", "value": huge }]);
+    let bad = json!({ "cookies": [], "origins": [{ "origin": "https://a.example", "localStorage": local }] });
+    let root = std::fs::read_to_string(app.data_dir().join("profile.key")).expect("profile.key");
+    let sealed = webpilot_sessions::ProfileKey::from_hex(root.trim()).expect("key").seal(
+        &user,
+        "old",
+        bad.to_string().as_bytes(),
+    );
+    let origins = vec!["https://a.example".to_owned()];
+    let profile = webpilot_store::NewProfile { name: "old", sealed: &sealed, origins: &origins, cookies: 0 };
+    let caps = webpilot_store::ProfileCaps { per_profile: i64::MAX, per_user: i64::MAX };
+    app.app().store.save_profile(&user, profile, caps).await.expect("store").expect("saved");
+
+    let r = app.post("/start/start-session", &key, json!({ "profile": "old" })).await;
+    r.assert_error(400, "INVALID_PARAMETER");
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains("cannot be loaded") && message.contains("localStorage"), "{message}");
+    // Nothing is held by the refused start: a session without the profile starts.
+    assert_eq!(app.post("/start/start-session", &key, json!({})).await.status, 200);
+}
