@@ -133,6 +133,9 @@ pub(crate) async fn start_task(
     Ok((task, started.recording))
 }
 
+/// How long run-task and chat completions wait, after their task, for the session's end to be recorded.
+pub(crate) const SESSION_END_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Starts a session with one task and waits up to the inline wait for it.
 pub(crate) async fn run_task(
     state: &AppState,
@@ -140,7 +143,14 @@ pub(crate) async fn run_task(
     params: SessionParams,
 ) -> Result<(TaskAfterWait, Recording), ApiError> {
     let (task, recording) = start_task(state, user, params, Vec::new()).await?;
-    Ok((finish(state, &task).await?, recording))
+    let mut outcome = finish(state, &task).await?;
+    // The session ends with its task: the answer reports the whole charge of the call, with the split.
+    if outcome.ended_with_session() {
+        if let Some(micros) = state.manager.ended_session_cost(&task.session_id, SESSION_END_WAIT).await {
+            outcome.add_session_cost(micros);
+        }
+    }
+    Ok((outcome, recording))
 }
 
 /// Sends a message to one of `user`'s sessions.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use webpilot_core::events::{Guardrail, ResultData};
 use webpilot_core::geometry::{FRAME_HEIGHT, FRAME_WIDTH};
-use webpilot_core::usage::{micros_to_usd, Prices, UsageView};
+use webpilot_core::usage::{micros_to_usd, usd_to_micros, Prices, UsageView};
 use webpilot_core::ErrorCode;
 use webpilot_sessions::{Recording, StartedSession, StartedTask, TaskView};
 
@@ -267,6 +267,33 @@ pub struct TaskRunningInline {
     status: TaskStatus,
     success: bool,
     task_id: String,
+}
+
+impl TaskAfterWait {
+    /// Whether the task ended (so a session that ends with it has ended too, or is about to).
+    pub fn ended_with_session(&self) -> bool {
+        match self {
+            TaskAfterWait::Complete(_) => true,
+            // A task the caller stopped leaves its session open for a new one.
+            TaskAfterWait::Failed(f) => f.code != Some(ErrorCode::TaskStopped),
+            TaskAfterWait::Guardrail(_) | TaskAfterWait::Running(_) => false,
+        }
+    }
+
+    /// Adds what the session's open time cost (micro-dollars) to what the answer says the call charged.
+    pub fn add_session_cost(&mut self, micros: i64) {
+        let usd = micros_to_usd(micros);
+        let usage = match self {
+            TaskAfterWait::Complete(c) => {
+                c.result.usage.cost = micros_to_usd(usd_to_micros(c.result.usage.cost) + micros);
+                &mut c.usage
+            }
+            TaskAfterWait::Failed(f) => &mut f.usage,
+            TaskAfterWait::Guardrail(_) | TaskAfterWait::Running(_) => return,
+        };
+        usage.cost = micros_to_usd(usd_to_micros(usage.cost) + micros);
+        usage.session_cost = Some(usd);
+    }
 }
 
 /// Body of send-message (newTask) and run-task after the inline wait.

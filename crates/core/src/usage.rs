@@ -70,6 +70,7 @@ impl Usage {
             output_tokens: self.output_tokens,
             compute_time: self.compute_ms as f64 / 1000.0,
             cost: micros_to_usd(self.cost_micros(prices)),
+            session_cost: None,
         }
     }
 }
@@ -81,10 +82,14 @@ impl Usage {
 pub struct UsageView {
     /// Seconds.
     pub compute_time: f64,
-    /// USD.
+    /// USD. For run-task (which ends its own session), everything the call charged: the task's usage and
+    /// its session's open time.
     pub cost: f64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// USD: what the session's open time cost, when the call ended its session (run-task); part of `cost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_cost: Option<f64>,
 }
 
 #[cfg(test)]

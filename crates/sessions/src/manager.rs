@@ -343,6 +343,27 @@ impl SessionManager {
         self.shared.session(session_id).map(|h| h.bus.subscribe())
     }
 
+    /// What ending `session_id` charged for its open time, once it has ended: waits up to `limit` for a live
+    /// session's end (run-task and chat completions end theirs just after their task). None when it had
+    /// not ended by then, or its end is not stored.
+    pub async fn ended_session_cost(&self, session_id: &SessionId, limit: Duration) -> Option<i64> {
+        if let Some(mut events) = self.subscribe(session_id.as_str()) {
+            let ended = async {
+                loop {
+                    match events.recv().await {
+                        Ok(SessionEvent::EndSession { .. }) | Err(broadcast::error::RecvError::Closed) => return,
+                        _ => continue,
+                    }
+                }
+            };
+            tokio::time::timeout(limit, ended).await.ok()?;
+        }
+        match self.shared.store.get_session(session_id).await {
+            Ok(Some(s)) if s.ended_at.is_some() => self.shared.store.session_cost(session_id).await.ok().flatten(),
+            _ => None,
+        }
+    }
+
     /// Tells a live session's listeners (its sockets, its recording's timeline) how many DevTools clients
     /// are connected now.
     pub fn announce_devtools(&self, session_id: &str, connections: usize) {

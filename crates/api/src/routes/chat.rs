@@ -23,7 +23,7 @@ use std::pin::Pin;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use utoipa::ToSchema;
 use webpilot_core::chat::ChatRequest;
-use webpilot_core::usage::micros_to_usd;
+use webpilot_core::usage::{micros_to_usd, usd_to_micros};
 use webpilot_core::{ErrorCode, SessionId};
 use webpilot_sessions::{SessionManager, StartedTask, TaskView};
 use webpilot_store::User;
@@ -93,7 +93,7 @@ struct Meta {
 
 /// How the task ended, as the chat endpoint reports it.
 enum Outcome {
-    Complete { content: String, prompt_tokens: u64, completion_tokens: u64, cost: f64 },
+    Complete { content: String, prompt_tokens: u64, completion_tokens: u64, cost: f64, session_cost: Option<f64> },
     Guardrail { value: String },
     Failed { message: String, code: String },
 }
@@ -135,6 +135,10 @@ async fn run_to_end(
             prompt_tokens: data.prompt_tokens,
             completion_tokens: data.completion_tokens,
             cost: micros_to_usd(cost_micros),
+            session_cost: manager
+                .ended_session_cost(&task.session_id, crate::calls::SESSION_END_WAIT)
+                .await
+                .map(micros_to_usd),
         },
         Ok(TaskView::Guardrail(g)) => Outcome::Guardrail { value: g.value },
         Ok(TaskView::Failed { error, code, .. }) => {
@@ -207,18 +211,23 @@ impl ChatUsage {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Svc {
+    /// Everything the call charged: the task's usage and the open time of the session it ended.
     cost: f64,
+    /// What the session's open time cost; part of `cost`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_cost: Option<f64>,
     session_id: String,
     task_id: String,
 }
 
-fn svc(meta: &Meta, cost: f64) -> Svc {
-    Svc { cost, session_id: meta.session_id.clone(), task_id: meta.task_id.clone() }
+fn svc(meta: &Meta, cost: f64, session_cost: Option<f64>) -> Svc {
+    let total = session_cost.map_or(cost, |s| micros_to_usd(usd_to_micros(cost) + usd_to_micros(s)));
+    Svc { cost: total, session_cost, session_id: meta.session_id.clone(), task_id: meta.task_id.clone() }
 }
 
 fn json_response(meta: &Meta, outcome: Outcome) -> Response {
     match outcome {
-        Outcome::Complete { content, prompt_tokens, completion_tokens, cost } => Json(ChatCompletion {
+        Outcome::Complete { content, prompt_tokens, completion_tokens, cost, session_cost } => Json(ChatCompletion {
             choices: vec![Choice {
                 finish_reason: "stop",
                 index: 0,
@@ -228,7 +237,7 @@ fn json_response(meta: &Meta, outcome: Outcome) -> Response {
             id: meta.id.clone(),
             model: meta.model.clone(),
             object: "chat.completion",
-            svc: svc(meta, cost),
+            svc: svc(meta, cost, session_cost),
             usage: ChatUsage::new(prompt_tokens, completion_tokens),
         })
         .into_response(),
@@ -260,11 +269,11 @@ fn sse(value: &Value) -> String {
 fn closing_events(meta: &Meta, outcome: Outcome) -> Bytes {
     let mut out = String::new();
     match outcome {
-        Outcome::Complete { content, prompt_tokens, completion_tokens, cost } => {
+        Outcome::Complete { content, prompt_tokens, completion_tokens, cost, session_cost } => {
             out.push_str(&sse(&chunk(meta, json!({ "content": content }), None)));
             let mut last = chunk(meta, json!({}), Some("stop"));
             last["usage"] = json!(ChatUsage::new(prompt_tokens, completion_tokens));
-            last["svc"] = json!(svc(meta, cost));
+            last["svc"] = json!(svc(meta, cost, session_cost));
             out.push_str(&sse(&last));
         }
         Outcome::Guardrail { value } => out.push_str(&sse(&guardrail_error(&value))),

@@ -47,6 +47,8 @@ async fn the_openai_sdk_gets_the_task_result_as_the_assistant_message() {
     let svc = &r["svc"];
     let (sid, tid) = (svc["sessionId"].as_str().unwrap(), svc["taskId"].as_str().unwrap());
     assert!(svc["cost"].as_f64().is_some_and(|c| c >= 0.0), "{r}");
+    // The session it opened has ended and its open time is part of the cost (free in these tests).
+    assert_eq!(svc["sessionCost"].as_f64(), Some(0.0), "{r}");
     // The task is recorded like any other, and its session is gone.
     let poll = app.poll(sid, tid).await;
     assert_eq!(poll.body["type"], "task_completed", "{}", poll.body);

@@ -62,8 +62,9 @@ async fn a_stored_profile_that_cannot_load_is_named_as_the_cause_never_a_503() {
     let app = TestApp::spawn().await;
     let (user, key) = app.user(10.0).await;
     // As a version before import checks could have stored it: sealed with the service's own key.
-    // A 15 MiB localStorage value: past what Chromium keeps for an origin, so it never loads.
-    let huge = "x".repeat(15 * 1024 * 1024);
+    // A 6 Mi-character localStorage value (12 MiB in UTF-16): past the 10 MiB Chromium keeps for an origin,
+    // so it never loads.
+    let huge = "x".repeat(6 * 1024 * 1024);
     let local = json!([{ "name": "k", "value": huge }]);
     let bad = json!({ "cookies": [], "origins": [{ "origin": "https://a.example", "localStorage": local }] });
     let root = std::fs::read_to_string(app.data_dir().join("profile.key")).expect("profile.key");

@@ -20,9 +20,14 @@ async fn the_lines_of_a_new_user_add_up_to_what_left_its_balance() {
     let (user, key) = app.user(1.0).await;
     let (_, other) = app.user(1.0).await;
     let task = json!({ "taskDetails": format!("open {} then report the title", app.site.url("/")) });
+    // Each run-task answer reports everything the call charged: its task and the session it ended.
+    let mut runs = Vec::new();
     for _ in 0..2 {
         let run = app.post("/start/run-task", &key, task.clone()).await;
         assert_eq!(run.status, 200, "{}", run.body);
+        let usage = &run.body["usage"];
+        assert!(usage["sessionCost"].as_f64().is_some_and(|c| c > 0.0), "{}", run.body);
+        runs.push(run.body);
     }
     let sid = app.start_session(&key, json!({ "maxDuration": 60_000 })).await;
     // An open session holds the price of its whole maxDuration: 60 s at $0.001.
@@ -53,6 +58,20 @@ async fn the_lines_of_a_new_user_add_up_to_what_left_its_balance() {
         "{all}"
     );
     assert!(lines.iter().any(|l| l["sessionId"] == sid.as_str()), "{all}");
+    for run in &runs {
+        let of_run: i64 = lines
+            .iter()
+            .filter(|l| l["sessionId"] == run["sessionId"] || l["taskId"] == run["taskId"])
+            .map(|l| usd_to_micros(l["cost"].as_f64().expect("cost")))
+            .sum();
+        assert_eq!(usd_to_micros(run["usage"]["cost"].as_f64().expect("cost")), of_run, "{run} {all}");
+        let session: i64 = lines
+            .iter()
+            .filter(|l| l["kind"] == "session" && l["sessionId"] == run["sessionId"])
+            .map(|l| usd_to_micros(l["cost"].as_f64().expect("cost")))
+            .sum();
+        assert_eq!(usd_to_micros(run["usage"]["sessionCost"].as_f64().expect("sessionCost")), session, "{run}");
+    }
 
     // Pages of one line follow each other to the same list.
     let (mut paged, mut query) = (Vec::new(), "?limit=1".to_owned());
