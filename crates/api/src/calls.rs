@@ -98,7 +98,7 @@ pub(crate) async fn execute(state: &AppState, user: &User, call: Call) -> Result
         Call::Send { message, wait } => match (send(state, user, &message).await?, wait) {
             (Sent::Ack(ack), _) => Outcome::Message(SendMessageResponse::Ack(ack)),
             (Sent::Task(task), Wait::ForTask) => {
-                Outcome::Message(SendMessageResponse::Task(finish(state, &task).await?))
+                Outcome::Message(SendMessageResponse::Task(Box::new(finish(state, &task).await?)))
             }
             (Sent::Task(task), Wait::No) => Outcome::Pending(pending(state, &task)),
         },

@@ -447,5 +447,5 @@ pub struct MessageAck {
 #[serde(untagged)]
 pub enum SendMessageResponse {
     Ack(MessageAck),
-    Task(TaskAfterWait),
+    Task(Box<TaskAfterWait>),
 }
