@@ -94,7 +94,9 @@ async fn a_user_over_the_recording_quota_gets_sessions_that_say_they_are_not_rec
     // A session that does not ask says nothing of the quota; another user has a quota of their own.
     let plain = app.post("/start/start-session", &key, json!({ "startingUrl": page })).await;
     assert_eq!((plain.body["recording"].as_bool(), plain.body.get("recordingSkipped")), (Some(false), None));
-    let theirs = app.post("/start/start-session", &other, json!({ "startingUrl": page, "recording": true })).await;
+    // (A user with nothing recorded yet: `other`'s run-task above has ended, recorded, before it answered.)
+    let (_, third) = app.user(5.0).await;
+    let theirs = app.post("/start/start-session", &third, json!({ "startingUrl": page, "recording": true })).await;
     assert_eq!(theirs.body["recording"], true, "{}", theirs.body);
 
     // Deleting the recording frees the quota.
