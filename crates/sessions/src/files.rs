@@ -111,14 +111,13 @@ impl SessionActor {
                 ErrorCode::FileTooLarge,
             );
         }
-        if let Some(quota) = self.shared.config.storage_quota_bytes {
-            let stored = store.storage_bytes(&self.user_id).await.unwrap_or(0);
-            if stored.saturating_add(i64::try_from(content.len()).unwrap_or(i64::MAX)) > quota {
-                return DownloadEvent::refused(
-                    format!("{name}: the download passed the storage quota of {quota} bytes; nothing was kept"),
-                    ErrorCode::StorageQuotaExceeded,
-                );
-            }
+        let quota = self.shared.config.storage_quota_bytes;
+        if store.over_storage_quota(&self.user_id, content.len(), quota).await.unwrap_or(false) {
+            let quota = quota.unwrap_or_default();
+            return DownloadEvent::refused(
+                format!("{name}: the download passed the storage quota of {quota} bytes; nothing was kept"),
+                ErrorCode::StorageQuotaExceeded,
+            );
         }
         let mime_type = data_url_mime(url).unwrap_or_else(|| mime_for(&name));
         let file = NewFile { name: &name, mime_type, source: FileSource::Download, content };

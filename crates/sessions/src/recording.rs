@@ -37,14 +37,19 @@ pub(crate) async fn decide(
     if !asked.unwrap_or(default) {
         return Recording::Off;
     }
+    if quotas.recordings.is_none() && quotas.storage.is_none() {
+        return Recording::On;
+    }
+    // The recordings' bytes are read once and serve both quotas.
     let over = async {
-        if let Some(quota) = quotas.recordings {
-            if store.recording_bytes(user).await? >= quota {
-                return Ok(true);
-            }
+        let recorded = store.recording_bytes(user).await?;
+        if quotas.recordings.is_some_and(|quota| recorded >= quota) {
+            return Ok(true);
         }
         match quotas.storage {
-            Some(quota) => Ok::<bool, webpilot_store::StoreError>(store.storage_bytes(user).await? >= quota),
+            Some(quota) => Ok::<bool, webpilot_store::StoreError>(
+                store.user_file_bytes(user).await?.saturating_add(recorded) >= quota,
+            ),
             None => Ok(false),
         }
     };

@@ -136,6 +136,13 @@ impl Store {
         Ok(self.user_file_bytes(user).await?.saturating_add(self.recording_bytes(user).await?))
     }
 
+    /// Whether `adding` more bytes would take `user`'s files and recordings past `quota` (`None`: no quota).
+    pub async fn over_storage_quota(&self, user: &UserId, adding: usize, quota: Option<i64>) -> Result<bool> {
+        let Some(quota) = quota else { return Ok(false) };
+        let adding = i64::try_from(adding).unwrap_or(i64::MAX);
+        Ok(self.storage_bytes(user).await?.saturating_add(adding) > quota)
+    }
+
     /// One file of `session` with its bytes.
     pub async fn get_file(&self, session: &SessionId, name: &str) -> Result<Option<(FileRecord, Vec<u8>)>> {
         let meta: Option<FileRecord> = sqlx::query_as(

@@ -30,19 +30,19 @@ pub struct UsagePage {
 impl Store {
     /// `user`'s charges on `page`, newest first.
     pub async fn usage_lines(&self, user: &UserId, page: &UsagePage) -> Result<Vec<UsageLine>> {
+        // Without a cursor, every line is older than (i64::MAX, ""): the same statement serves both.
         let (at, id) = page.after.clone().unwrap_or((i64::MAX, String::new()));
         Ok(sqlx::query_as(
             "SELECT id, kind, task_id, session_id, -amount_micros AS cost_micros, created_at FROM usage_ledger
              WHERE user_id = $1 AND kind IN ('task', 'session') AND created_at >= $2 AND created_at < $3
-               AND (created_at < $4 OR (created_at = $4 AND id < $5) OR $6 = 0)
-             ORDER BY created_at DESC, id DESC LIMIT $7",
+               AND (created_at < $4 OR (created_at = $4 AND id < $5))
+             ORDER BY created_at DESC, id DESC LIMIT $6",
         )
         .bind(user.as_str())
         .bind(page.since)
         .bind(page.until)
         .bind(at)
         .bind(id)
-        .bind(i64::from(page.after.is_some()))
         .bind(page.limit)
         .fetch_all(&self.pool)
         .await?)

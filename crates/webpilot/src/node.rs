@@ -4,7 +4,7 @@
 use crate::config::ServeConfig;
 use crate::StartError;
 use std::net::SocketAddr;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -46,7 +46,12 @@ pub(crate) fn node_id(serve: &ServeConfig, data_dir: &Path) -> Result<String, St
         Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_owned()),
         Ok(_) => Err(fail(std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is empty"))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            crate::data_dir::secure(data_dir).map_err(fail)?;
+            // Made private (and tightened) by `start` already; made here only if it is missing.
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(crate::data_dir::DIR_MODE)
+                .create(data_dir)
+                .map_err(fail)?;
             let id = format!("node_{}", uuid::Uuid::new_v4().simple());
             let mut file = std::fs::OpenOptions::new()
                 .write(true)

@@ -227,15 +227,14 @@ pub async fn upload(
         let msg = format!("the session's files may have at most {per_session} bytes in all; delete one first");
         return Err(ApiError::new(ErrorCode::FileTooLarge, msg).into());
     }
-    if let Some(quota) = state.manager.config().storage_quota_bytes {
-        let stored = state.store.storage_bytes(&user.id).await?;
-        if stored.saturating_add(i64::try_from(content.len()).unwrap_or(i64::MAX)) > quota {
-            let msg = format!(
-                "your files and recordings may take at most {quota} bytes (GET /usage shows what they take); \
-                 delete some first"
-            );
-            return Err(ApiError::new(ErrorCode::StorageQuotaExceeded, msg).into());
-        }
+    let quota = state.manager.config().storage_quota_bytes;
+    if state.store.over_storage_quota(&user.id, content.len(), quota).await? {
+        let msg = format!(
+            "your files and recordings may take at most {} bytes (GET /usage shows what they take); delete some \
+             first",
+            quota.unwrap_or_default()
+        );
+        return Err(ApiError::new(ErrorCode::StorageQuotaExceeded, msg).into());
     }
     let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
     // The store refuses it too when the session ended since the check above.

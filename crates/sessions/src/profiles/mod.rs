@@ -62,9 +62,20 @@ fn in_use() -> ApiError {
 
 /// Makes `session` the one writer of `user`'s profile `name`: 409 PROFILE_IN_USE when a live session is.
 pub(crate) async fn claim(shared: &Shared, user: &UserId, name: &str, session: &SessionId) -> Result<(), ApiError> {
-    match shared.store.lock_profile(user, name, session).await {
+    claim_or(shared, user, name, session, in_use).await
+}
+
+/// [`claim`], answering `busy` when another writer holds the profile.
+async fn claim_or(
+    shared: &Shared,
+    user: &UserId,
+    name: &str,
+    writer: &SessionId,
+    busy: fn() -> ApiError,
+) -> Result<(), ApiError> {
+    match shared.store.lock_profile(user, name, writer).await {
         Ok(true) => Ok(()),
-        Ok(false) => Err(in_use()),
+        Ok(false) => Err(busy()),
         Err(e) => Err(internal("locking a profile", e)),
     }
 }
@@ -268,17 +279,14 @@ impl SessionManager {
         let shared = self.shared();
         // The import is the writer while it runs (a crash leaves a lock that goes stale by itself).
         let writer = SessionId::from_string(format!("import_{}", hex::encode(rand::random::<[u8; 12]>())));
-        match shared.store.lock_profile(user, name, &writer).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(ApiError::new(
-                    ErrorCode::ProfileInUse,
-                    "this profile is being written right now, by another import or by a live session with \
-                     persistProfile; retry once that is done",
-                ))
-            }
-            Err(e) => return Err(internal("locking a profile", e)),
-        }
+        let busy = || {
+            ApiError::new(
+                ErrorCode::ProfileInUse,
+                "this profile is being written right now, by another import or by a live session with \
+                 persistProfile; retry once that is done",
+            )
+        };
+        claim_or(shared, user, name, &writer, busy).await?;
         let stored = store_state(shared, user, name, state).await;
         release(shared, user, name, &writer).await;
         stored
