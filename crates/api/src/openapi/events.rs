@@ -9,49 +9,74 @@ use utoipa::ToSchema;
 
 use webpilot_core::events::{EndReason, Guardrail as GuardrailData, ResultData};
 
+/// A string enum with one value: the tag of one member of a discriminated union, so every generator
+/// sees the member's tag as a required property.
+macro_rules! tag {
+    ($(#[$doc:meta])* $name:ident = $value:literal) => {
+        $(#[$doc])*
+        #[derive(Serialize, ToSchema)]
+        pub enum $name {
+            #[serde(rename = $value)]
+            Value,
+        }
+    };
+}
+
 /// A task-level Socket.IO `message` event, selected by `type`; every kind carries its `taskId`.
 #[derive(Serialize, ToSchema)]
-#[serde(tag = "type")]
+#[serde(untagged)]
+#[schema(discriminator(property_name = "type", mapping(
+    ("agent" = "#/components/schemas/AgentEvent"),
+    ("action" = "#/components/schemas/ActionEvent"),
+    ("response_update" = "#/components/schemas/ResponseUpdateEvent"),
+    ("task_completed" = "#/components/schemas/TaskCompletedEvent"),
+    ("guardrail_trigger" = "#/components/schemas/GuardrailTriggerEvent"),
+    ("error" = "#/components/schemas/TaskErrorEvent"),
+)))]
 pub enum SocketMessage {
-    /// Live agent reasoning.
-    #[serde(rename = "agent")]
     Agent(AgentEvent),
-    /// A browser action was performed: `data.name` plus the action's own fields.
-    #[serde(rename = "action")]
     Action(ActionEvent),
-    /// A status update.
-    #[serde(rename = "response_update")]
     ResponseUpdate(ResponseUpdateEvent),
-    /// The task finished successfully.
-    #[serde(rename = "task_completed")]
     TaskCompleted(TaskCompletedEvent),
-    /// Human input needed.
-    #[serde(rename = "guardrail_trigger")]
     GuardrailTrigger(GuardrailTriggerEvent),
-    /// The task failed.
-    #[serde(rename = "error")]
     Error(TaskErrorEvent),
 }
 
+tag!(AgentType = "agent");
+tag!(ActionType = "action");
+tag!(ResponseUpdateType = "response_update");
+tag!(TaskCompletedType = "task_completed");
+tag!(GuardrailTriggerType = "guardrail_trigger");
+tag!(TaskErrorType = "error");
+
+/// Live agent reasoning.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentEvent {
+    #[serde(rename = "type")]
+    kind: AgentType,
     task_id: String,
     content: String,
 }
 
+/// A browser action was performed: `data.name` plus the action's own fields.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionEvent {
+    #[serde(rename = "type")]
+    kind: ActionType,
     task_id: String,
     /// `{name, ...}`: the action's name and its own fields.
     #[schema(value_type = Object)]
     data: Value,
 }
 
+/// A status update.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResponseUpdateEvent {
+    #[serde(rename = "type")]
+    kind: ResponseUpdateType,
     task_id: String,
     data: MessageText,
 }
@@ -61,9 +86,12 @@ pub struct MessageText {
     message: String,
 }
 
+/// The task finished successfully.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskCompletedEvent {
+    #[serde(rename = "type")]
+    kind: TaskCompletedType,
     task_id: String,
     data: CompletedData,
 }
@@ -82,16 +110,22 @@ pub struct Cost {
     cost: f64,
 }
 
+/// Human input needed.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GuardrailTriggerEvent {
+    #[serde(rename = "type")]
+    kind: GuardrailTriggerType,
     task_id: String,
     data: GuardrailData,
 }
 
+/// The task failed.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskErrorEvent {
+    #[serde(rename = "type")]
+    kind: TaskErrorType,
     task_id: String,
     error: String,
     /// A code of the error table, e.g. `NAVIGATION_TIMEOUT`.
@@ -128,36 +162,72 @@ pub enum WebhookEventType {
     RecordingReady,
 }
 
-/// A webhook delivery's body (Standard Webhooks): `{type, timestamp, data}`; `data` by `type`.
-#[derive(Serialize, ToSchema)]
-pub struct WebhookMessage {
-    #[serde(rename = "type")]
-    kind: WebhookEventType,
-    /// ISO 8601 time of the event.
-    timestamp: String,
-    data: WebhookData,
-}
-
-/// `data` of a webhook message: `task.completed`, `task.failed`, `task.guardrail`, `session.ended`,
-/// `file.created`, `recording.ready`.
+/// A webhook delivery's body (Standard Webhooks): `{type, timestamp, data}`, `data` by `type`.
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
-pub enum WebhookData {
-    TaskCompleted(TaskCompletedWebhook),
-    TaskFailed(TaskFailedWebhook),
-    TaskGuardrail(GuardrailWebhook),
-    SessionEnded(SessionEndedWebhook),
-    FileCreated(FileCreatedWebhook),
-    RecordingReady(RecordingReadyWebhook),
+#[schema(discriminator(property_name = "type", mapping(
+    ("task.completed" = "#/components/schemas/TaskCompletedMessage"),
+    ("task.failed" = "#/components/schemas/TaskFailedMessage"),
+    ("task.guardrail" = "#/components/schemas/TaskGuardrailMessage"),
+    ("session.ended" = "#/components/schemas/SessionEndedMessage"),
+    ("file.created" = "#/components/schemas/FileCreatedMessage"),
+    ("recording.ready" = "#/components/schemas/RecordingReadyMessage"),
+)))]
+pub enum WebhookMessage {
+    TaskCompleted(TaskCompletedMessage),
+    TaskFailed(TaskFailedMessage),
+    TaskGuardrail(TaskGuardrailMessage),
+    SessionEnded(SessionEndedMessage),
+    FileCreated(FileCreatedMessage),
+    RecordingReady(RecordingReadyMessage),
 }
+
+/// One webhook message type: its tag, and the struct of the message with its `data`.
+macro_rules! webhook_message {
+    ($(#[$doc:meta])* $name:ident, $tag:ident = $value:literal, $data:ty) => {
+        tag!($tag = $value);
+
+        $(#[$doc])*
+        #[derive(Serialize, ToSchema)]
+        pub struct $name {
+            #[serde(rename = "type")]
+            kind: $tag,
+            /// RFC 3339 time of the event (UTC, milliseconds).
+            timestamp: String,
+            data: $data,
+        }
+    };
+}
+
+webhook_message!(
+    /// `task.completed`: a task finished successfully.
+    TaskCompletedMessage, TaskCompletedMessageType = "task.completed", TaskCompletedWebhook
+);
+webhook_message!(
+    /// `task.failed`: a task failed.
+    TaskFailedMessage, TaskFailedMessageType = "task.failed", TaskFailedWebhook
+);
+webhook_message!(
+    /// `task.guardrail`: a task waits for a person's answer.
+    TaskGuardrailMessage, TaskGuardrailMessageType = "task.guardrail", GuardrailWebhook
+);
+webhook_message!(
+    /// `session.ended`: a session ended.
+    SessionEndedMessage, SessionEndedMessageType = "session.ended", SessionEndedWebhook
+);
+webhook_message!(
+    /// `file.created`: a session stored a file (a download or an upload).
+    FileCreatedMessage, FileCreatedMessageType = "file.created", FileCreatedWebhook
+);
+webhook_message!(
+    /// `recording.ready`: a session's recording can be fetched.
+    RecordingReadyMessage, RecordingReadyMessageType = "recording.ready", RecordingReadyWebhook
+);
 
 /// `task.completed`'s `data`: the `task_completed` Socket.IO message with the session's id.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskCompletedWebhook {
-    /// `task_completed`.
-    #[serde(rename = "type")]
-    kind: String,
     session_id: String,
     #[serde(flatten)]
     event: TaskCompletedEvent,
@@ -167,9 +237,6 @@ pub struct TaskCompletedWebhook {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskFailedWebhook {
-    /// `error`.
-    #[serde(rename = "type")]
-    kind: String,
     session_id: String,
     #[serde(flatten)]
     event: TaskErrorEvent,
@@ -180,8 +247,6 @@ pub struct TaskFailedWebhook {
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GuardrailWebhook {
-    #[serde(rename = "type")]
-    kind: String,
     session_id: String,
     #[serde(flatten)]
     event: GuardrailTriggerEvent,

@@ -15,6 +15,11 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{ObjectBuilder, OpenApi as Document, RefOr, Type};
 use utoipa::{Modify, OpenApi};
 
+/// Raw bytes: a body that is not JSON (a video, a file, JPEG frames).
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary)]
+pub struct Binary(#[allow(dead_code)] Vec<u8>);
+
 /// The name of the Bearer API-key scheme operations refer to.
 pub const API_KEY: &str = "apiKey";
 
@@ -50,6 +55,8 @@ pub const BILLING: &str = "billing";
         protocols::whep_offer,
         protocols::whep_end,
         protocols::mcp,
+        protocols::mcp_stream,
+        protocols::mcp_end,
         protocols::metrics,
         protocols::console,
         protocols::console_asset,
@@ -80,11 +87,16 @@ pub const BILLING: &str = "billing";
 pub struct ApiDoc;
 
 /// Adds the Bearer API-key scheme, and the `x-ratelimit-*` headers (plus `retry-after` on 429) to every
-/// response of the rate-limited operations; run on the document the router collected.
-pub struct SecurityAndLimits;
+/// response of the rate-limited operations, and names the service's public address as the server; run on
+/// the document the router collected.
+pub struct SecurityAndLimits<'a> {
+    /// `--public-url`: where clients reach the service.
+    pub public_url: &'a str,
+}
 
-impl Modify for SecurityAndLimits {
+impl Modify for SecurityAndLimits<'_> {
     fn modify(&self, doc: &mut Document) {
+        doc.servers = Some(vec![utoipa::openapi::server::Server::new(self.public_url)]);
         let components = doc.components.get_or_insert_with(Default::default);
         let bearer = HttpBuilder::new()
             .scheme(HttpAuthScheme::Bearer)

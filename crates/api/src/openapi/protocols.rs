@@ -17,7 +17,7 @@ const TOKEN: &str = "The live-view token in `webViewURL` / `webRTCURL` (or a sha
 #[utoipa::path(get, path = "/stream/{sessionId}/view", operation_id = "viewStream", tag = LIVE_VIEW,
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
     responses(
-        (status = 200, description = "JPEG frames", content_type = "multipart/x-mixed-replace"),
+        (status = 200, description = "JPEG frames", content_type = "multipart/x-mixed-replace", body = crate::openapi::Binary),
         (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no, wrong or expired token; a DevTools token)", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
@@ -48,7 +48,7 @@ fn share() {}
 /// `KEY_PRESS`, `SCROLL`, `UPLOAD`, …).
 #[utoipa::path(post, path = "/stream/{sessionId}/interaction", operation_id = "interactStream", tag = LIVE_VIEW,
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
-    request_body(content = Object, description = "An interaction action"),
+    request_body(content = crate::openapi::requests::Interaction, description = "An interaction action"),
     responses(
         (status = 200, description = "`{success, message}`", body = Object),
         (status = 400, description = "`INVALID_PARAMS` (also a malformed query string), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
@@ -65,7 +65,7 @@ fn interaction() {}
 /// A WebRTC viewer (WHEP): an SDP offer in, the SDP answer out, `Location` naming the viewer's resource.
 #[utoipa::path(post, path = "/stream/{sessionId}/whep", operation_id = "whepOffer", tag = LIVE_VIEW,
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
-    request_body(content = String, content_type = "application/sdp"),
+    request_body(content = String, content_type = "application/sdp", description = "The SDP offer"),
     responses(
         (status = 201, description = "The SDP answer (VP8 video)", content_type = "application/sdp", body = String),
         (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
@@ -104,6 +104,33 @@ fn whep_end() {}
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 fn mcp() {}
+
+/// The MCP server's event stream for an MCP session (`mcp-session-id` header).
+#[utoipa::path(get, path = "/mcp", operation_id = "mcpStream", tag = PROTOCOLS, security(("apiKey" = [])),
+    params(("mcp-session-id" = String, Header, description = "The MCP session, from `initialize`'s answer")),
+    responses(
+        (status = 200, description = "Server-Sent Events of the MCP session", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`MCP_INVALID_REQUEST` (no MCP session named), as a JSON-RPC error", body = Object),
+        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`MCP_SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
+fn mcp_stream() {}
+
+/// Ends an MCP session and the tasks it started.
+#[utoipa::path(delete, path = "/mcp", operation_id = "mcpEnd", tag = PROTOCOLS, security(("apiKey" = [])),
+    params(("mcp-session-id" = String, Header, description = "The MCP session to end")),
+    responses(
+        (status = 200, description = "Ended"),
+        (status = 202, description = "Accepted; the MCP session ends"),
+        (status = 400, description = "`MCP_INVALID_REQUEST` (no MCP session named), as a JSON-RPC error", body = Object),
+        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`MCP_SESSION_NOT_FOUND`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
+fn mcp_end() {}
 
 /// Prometheus metrics (on the main port unless `--metrics-listen` moves them).
 #[utoipa::path(get, path = "/metrics", operation_id = "metrics", tag = PROTOCOLS,

@@ -93,15 +93,17 @@ pub struct SendMessageRequest {
 
 /// A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`.
 #[derive(Deserialize, ToSchema)]
-#[serde(tag = "actionType")]
+#[serde(untagged)]
+#[schema(discriminator(property_name = "actionType", mapping(
+    ("newTask" = "#/components/schemas/NewTaskMessage"),
+    ("state" = "#/components/schemas/StateMessage"),
+    ("interaction" = "#/components/schemas/InteractionMessage"),
+    ("guardrail" = "#/components/schemas/GuardrailMessage"),
+)))]
 pub enum Message {
-    #[serde(rename = "newTask")]
     NewTask(NewTaskMessage),
-    #[serde(rename = "state")]
     State(StateMessage),
-    #[serde(rename = "interaction")]
     Interaction(InteractionMessage),
-    #[serde(rename = "guardrail")]
     Guardrail(GuardrailMessage),
 }
 
@@ -109,12 +111,19 @@ pub enum Message {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewTaskMessage {
+    action_type: NewTaskAction,
     new_state: StartState,
     #[schema(min_length = 1, max_length = 20000)]
     task_details: String,
     #[serde(flatten)]
     options: SessionOptions,
     terminate_on_completion: Option<bool>,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum NewTaskAction {
+    #[serde(rename = "newTask")]
+    NewTask,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -127,7 +136,14 @@ pub enum StartState {
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StateMessage {
+    action_type: StateAction,
     new_state: StateCommand,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum StateAction {
+    #[serde(rename = "state")]
+    State,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -141,30 +157,70 @@ pub enum StateCommand {
 
 /// A manual action in the browser.
 #[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct InteractionMessage {
+    action_type: InteractionAction,
     action: Interaction,
 }
 
-/// An interaction, selected by `type`. Coordinates: x 0 to 1024, y 155 to 600.
 #[derive(Deserialize, ToSchema)]
-#[serde(tag = "type")]
+pub enum InteractionAction {
+    #[serde(rename = "interaction")]
+    Interaction,
+}
+
+/// An interaction, selected by `type`. Coordinates: x 0 to 1024, y 155 to 600. Also the body of
+/// `POST /stream/{sessionId}/interaction`.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[schema(discriminator(property_name = "type", mapping(
+    ("takeOverControl" = "#/components/schemas/TakeOverControl"),
+    ("releaseControl" = "#/components/schemas/ReleaseControl"),
+    ("CLICK" = "#/components/schemas/Click"),
+    ("DOUBLE_CLICK" = "#/components/schemas/DoubleClick"),
+    ("TYPE" = "#/components/schemas/TypeText"),
+    ("KEY_PRESS" = "#/components/schemas/KeyPress"),
+)))]
 pub enum Interaction {
-    #[serde(rename = "takeOverControl")]
-    TakeOverControl,
-    #[serde(rename = "releaseControl")]
-    ReleaseControl,
-    #[serde(rename = "CLICK")]
-    Click(Point),
-    #[serde(rename = "DOUBLE_CLICK")]
-    DoubleClick(Point),
-    #[serde(rename = "TYPE")]
+    TakeOverControl(TakeOverControl),
+    ReleaseControl(ReleaseControl),
+    Click(Click),
+    DoubleClick(DoubleClick),
     Type(TypeText),
-    #[serde(rename = "KEY_PRESS")]
     KeyPress(KeyPress),
 }
 
+/// Takes the mouse and keyboard from the agent; its task waits until control is released.
 #[derive(Deserialize, ToSchema)]
-pub struct Point {
+pub struct TakeOverControl {
+    #[serde(rename = "type")]
+    kind: TakeOverControlType,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum TakeOverControlType {
+    #[serde(rename = "takeOverControl")]
+    TakeOverControl,
+}
+
+/// Gives control back to the agent.
+#[derive(Deserialize, ToSchema)]
+pub struct ReleaseControl {
+    #[serde(rename = "type")]
+    kind: ReleaseControlType,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum ReleaseControlType {
+    #[serde(rename = "releaseControl")]
+    ReleaseControl,
+}
+
+/// A click at a point of the composed view.
+#[derive(Deserialize, ToSchema)]
+pub struct Click {
+    #[serde(rename = "type")]
+    kind: ClickType,
     #[schema(minimum = 0, maximum = 1024)]
     x: f64,
     #[schema(minimum = 155, maximum = 600)]
@@ -172,8 +228,34 @@ pub struct Point {
 }
 
 #[derive(Deserialize, ToSchema)]
+pub enum ClickType {
+    #[serde(rename = "CLICK")]
+    Click,
+}
+
+/// A double click at a point of the composed view.
+#[derive(Deserialize, ToSchema)]
+pub struct DoubleClick {
+    #[serde(rename = "type")]
+    kind: DoubleClickType,
+    #[schema(minimum = 0, maximum = 1024)]
+    x: f64,
+    #[schema(minimum = 155, maximum = 600)]
+    y: f64,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum DoubleClickType {
+    #[serde(rename = "DOUBLE_CLICK")]
+    DoubleClick,
+}
+
+/// Text typed into the focused element.
+#[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TypeText {
+    #[serde(rename = "type")]
+    kind: TypeTextType,
     #[schema(max_length = 10000)]
     text: String,
     /// Simulate human typing speed.
@@ -181,18 +263,40 @@ pub struct TypeText {
 }
 
 #[derive(Deserialize, ToSchema)]
+pub enum TypeTextType {
+    #[serde(rename = "TYPE")]
+    Type,
+}
+
+/// One key pressed.
+#[derive(Deserialize, ToSchema)]
 pub struct KeyPress {
+    #[serde(rename = "type")]
+    kind: KeyPressType,
     /// A named key (Enter, Escape, Tab, Backspace, Arrow…) or one character.
     key: String,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum KeyPressType {
+    #[serde(rename = "KEY_PRESS")]
+    KeyPress,
 }
 
 /// Answers a guardrail trigger and resumes the task.
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GuardrailMessage {
+    action_type: GuardrailAction,
     /// The human-provided information.
     task_details: String,
     new_state: ResumeState,
+}
+
+#[derive(Deserialize, ToSchema)]
+pub enum GuardrailAction {
+    #[serde(rename = "guardrail")]
+    Guardrail,
 }
 
 #[derive(Deserialize, ToSchema)]

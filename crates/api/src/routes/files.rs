@@ -131,7 +131,7 @@ pub async fn list(
 #[utoipa::path(get, path = "/sessions/{sessionId}/files/{name}", operation_id = "getFile", tag = FILES, security(("apiKey" = [])),
     params(("sessionId" = String, Path), ("name" = String, Path)),
     responses(
-        (status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = Vec<u8>),
+        (status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = crate::openapi::Binary),
         (status = 400, description = "`INVALID_PARAMS` (a name with a path in it)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
@@ -184,7 +184,7 @@ pub async fn remove(
 /// area, under the same caps and name rules as downloads (a taken name is numbered).
 #[utoipa::path(post, path = "/sessions/{sessionId}/files", operation_id = "uploadFile", tag = FILES, security(("apiKey" = [])),
     params(("sessionId" = String, Path), UploadQuery),
-    request_body(content = Vec<u8>, content_type = "application/octet-stream", description = "The file's bytes; or `multipart/form-data` whose first file part is the file (its filename names it when `name` is not given)"),
+    request_body(content = crate::openapi::Binary, content_type = "application/octet-stream", description = "The file's bytes; or `multipart/form-data` whose first file part is the file (its filename names it when `name` is not given)"),
     responses(
         (status = 200, description = "Stored", body = FileStored),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body, a malformed query string)", body = ErrorBody),

@@ -90,7 +90,7 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(cdp::connect))
         .routes(routes!(cdp::version))
         .split_for_parts();
-    SecurityAndLimits.modify(&mut doc);
+    SecurityAndLimits { public_url: &state.config.public_url }.modify(&mut doc);
     let spec = crate::openapi::render(&doc);
     Router::new()
         .merge(documented)

@@ -206,8 +206,8 @@ pub async fn get(
 #[utoipa::path(get, path = "/recordings/{sessionId}/video.webm", operation_id = "getRecordingVideo", tag = RECORDINGS, security(("apiKey" = []), ()),
     params(("sessionId" = String, Path), LinkQuery),
     responses(
-        (status = 200, description = "The video", content_type = "video/webm", body = Vec<u8>),
-        (status = 206, description = "The requested range", content_type = "video/webm", body = Vec<u8>),
+        (status = 200, description = "The video", content_type = "video/webm", body = crate::openapi::Binary),
+        (status = 206, description = "The requested range", content_type = "video/webm", body = crate::openapi::Binary),
         (status = 416, description = "A range that starts past the end of the video"),
         (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),

@@ -2,9 +2,9 @@
 //! Endpoints part with its operation, security and rate-limit headers, and that openapi-spec-validator
 //! (PyPI) accepts.
 
-use crate::clients::run_python;
+use crate::clients::{run_node, run_python};
 use crate::helpers::TestApp;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::time::Duration;
 
 /// The Endpoints part of the service interface (shared/spec/service-interface.md, "## Endpoints"), in
@@ -63,6 +63,80 @@ async fn openapi_document_holds_every_spec_endpoint() {
     for schema in ["ErrorBody", "SocketMessage", "EndSessionEvent", "WebhookMessage"] {
         assert!(doc["components"]["schemas"][schema].is_object(), "no {schema} schema");
     }
+    assert_eq!(doc["servers"][0]["url"], app.base.as_str(), "servers: {}", doc["servers"]);
+    // Every union is a oneOf of named components with a discriminator that maps each tag.
+    for (schema, tag, members) in [
+        ("Message", "actionType", 4),
+        ("Interaction", "type", 6),
+        ("SocketMessage", "type", 6),
+        ("WebhookMessage", "type", 6),
+    ] {
+        let union = &doc["components"]["schemas"][schema];
+        assert_eq!(union["discriminator"]["propertyName"], tag, "{schema}: {union}");
+        let mapping = union["discriminator"]["mapping"].as_object().expect("a mapping");
+        let one_of = union["oneOf"].as_array().expect("oneOf");
+        assert_eq!((mapping.len(), one_of.len()), (members, members), "{schema}: {union}");
+        for member in one_of {
+            let reference = member["$ref"].as_str().unwrap_or_else(|| panic!("{schema}: an inline member {member}"));
+            let name = reference.trim_start_matches("#/components/schemas/");
+            assert!(requires(&doc, name, tag), "{name} does not require {tag}");
+        }
+    }
+    for path in ["/recordings/{sessionId}/video.webm", "/sessions/{sessionId}/files/{name}"] {
+        let content = &doc["paths"][path]["get"]["responses"]["200"]["content"];
+        let schema = content.as_object().and_then(|c| c.values().next()).map(|m| &m["schema"]).expect("a body");
+        let name = schema["$ref"].as_str().unwrap_or_default().trim_start_matches("#/components/schemas/");
+        assert_eq!(doc["components"]["schemas"][name]["format"], "binary", "{path}: {schema}");
+    }
+    for method in ["get", "post", "delete"] {
+        assert!(doc["paths"]["/mcp"][method].is_object(), "/mcp has no {method}");
+    }
+    app.stop().await;
+}
+
+/// Does the component `name` require `property`, itself or through one of its `allOf` parts?
+fn requires(doc: &Value, name: &str, property: &str) -> bool {
+    let schema = &doc["components"]["schemas"][name];
+    let parts = schema["allOf"].as_array().cloned().unwrap_or_default();
+    std::iter::once(schema)
+        .chain(parts.iter())
+        .any(|s| s["required"].as_array().is_some_and(|r| r.contains(&json!(property))))
+}
+
+/// The generators people use for SDKs (openapi-python-client; openapi-typescript with openapi-fetch;
+/// @hey-api/openapi-ts) generate every operation from the document without a warning, and send-message,
+/// whose body is a union, goes through each one's typed client (the TypeScript program compiles under
+/// `tsc --strict`).
+#[tokio::test]
+async fn every_generator_makes_every_operation_and_sends_a_message_through_it() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({})).await;
+    let env =
+        [("WEBPILOT_BASE", app.base.as_str()), ("WEBPILOT_KEY", key.as_str()), ("WEBPILOT_SESSION", sid.as_str())];
+    let python = run_python("openapi_python_client.py", &[], &env, Duration::from_secs(180)).await;
+    assert!(python["operations"].as_u64().is_some_and(|n| n >= 40), "{python}");
+    assert_eq!(python["generated"], python["operations"], "{python}");
+    let sent = &python["sendMessage"];
+    assert_eq!((sent["status"].as_u64(), &sent["body"]["success"]), (Some(200), &json!(true)), "{python}");
+    assert_eq!(sent["parsedAs"], "MessageAck", "{python}");
+
+    let typescript =
+        run_node("openapi_typescript_clients.mjs", &[&app.base, &key, &sid], Duration::from_secs(180)).await;
+    assert_eq!(typescript["operations"], python["operations"], "{typescript}");
+    for client in ["openapiFetch", "heyApi"] {
+        let sent = &typescript[client];
+        assert_eq!(
+            (sent["status"].as_u64(), &sent["body"]["success"]),
+            (Some(200), &json!(true)),
+            "{client}: {typescript}"
+        );
+    }
+    // Each typed union reached the session as what it said: take control, release it, take it again.
+    let said = |v: &Value| v["body"]["message"].as_str().unwrap_or_default().to_owned();
+    assert!(said(sent).contains("manual control enabled"), "{python}");
+    assert!(said(&typescript["openapiFetch"]).contains("control returned"), "{typescript}");
+    assert!(said(&typescript["heyApi"]).contains("manual control enabled"), "{typescript}");
     app.stop().await;
 }
 
