@@ -63,7 +63,7 @@ async fn a_stopped_browser_is_reported_unhealthy_and_refused_until_it_answers() 
             break h;
         }
         assert!(Instant::now() < deadline, "health still says healthy: {}", h.body);
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     };
     let resume = scopeguard(pid);
     assert_eq!(stopped.body["status"], "unhealthy", "{}", stopped.body);
@@ -79,7 +79,7 @@ async fn a_stopped_browser_is_reported_unhealthy_and_refused_until_it_answers() 
             break;
         }
         assert!(Instant::now() < deadline, "health did not recover: {}", h.body);
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     let done = app.run_in(&key, &first, &format!("open {}; report the title", app.site.url("/pricing"))).await;
     assert_eq!(done["data"]["message"], "Pricing", "{done}");

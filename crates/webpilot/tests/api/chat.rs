@@ -22,7 +22,7 @@ async fn assert_all_instances_free(app: &TestApp) {
             return;
         }
         assert!(Instant::now() < deadline, "sessions left behind: {}", r.body);
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }
 

@@ -163,7 +163,7 @@ async fn a_redis_outage_is_reported_and_the_node_keeps_limiting_alone() {
         if back["redis"] == "connected" {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     assert_eq!((back["status"].as_str(), back["redis"].as_str()), (Some("healthy"), Some("connected")), "{back}");
     node.stop().await;
@@ -330,7 +330,7 @@ async fn a_socket_on_one_node_follows_and_drives_a_session_on_another() {
         if listed["count"] == 1 {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     assert_eq!(listed["count"], 1, "{listed}");
 
@@ -414,7 +414,7 @@ async fn mcp_calls_for_a_session_on_another_node_run_there() {
         if last["type"] == "task_completed" {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     assert_eq!(last["data"]["message"], "Fixture Home", "{last}");
     // Errors come back as the owner gave them: another user's key cannot act on the session.

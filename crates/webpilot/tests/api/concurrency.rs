@@ -12,12 +12,10 @@ use webpilot_core::usage::usd_to_micros;
 /// `INSTANCE_UNAVAILABLE` ("retry"), and this client retries as the message says.
 async fn start(app: &TestApp, key: &str, details: &str) -> (String, String) {
     let mut r = app.post("/start/run-task", key, json!({ "taskDetails": details })).await;
-    for _ in 0..5 {
-        if r.status != 503 {
-            break;
-        }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while r.status == 503 && std::time::Instant::now() < deadline {
         r.assert_error(503, "INSTANCE_UNAVAILABLE");
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
         r = app.post("/start/run-task", key, json!({ "taskDetails": details })).await;
     }
     assert_eq!(r.status, 200, "{}", r.body);

@@ -137,7 +137,7 @@ async fn poll_title(app: &TestApp, key: &str, sid: &str) -> String {
         if title.starts_with("clicked") || std::time::Instant::now() > deadline {
             return title;
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }
 

@@ -24,6 +24,6 @@ async fn playwrights_download_event_fires_and_the_file_reaches_the_sessions_file
             break;
         }
         assert!(std::time::Instant::now() < deadline, "the file never reached the session's files: {files}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }

@@ -34,7 +34,7 @@ async fn wait_files(app: &TestApp, key: &str, sid: &str, n: usize) -> Vec<Value>
             return files;
         }
         assert!(Instant::now() < deadline, "still {} files: {body}", files.len());
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }
 

@@ -275,7 +275,7 @@ impl TestApp {
                 return r.body;
             }
             assert!(Instant::now() < deadline, "task {task} still not final: {}", r.body);
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(crate::helpers::POLL).await;
         }
     }
 
@@ -288,7 +288,7 @@ impl TestApp {
                 return r.body;
             }
             assert!(Instant::now() < deadline, "condition not reached: {}", r.body);
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(POLL).await;
         }
     }
 
@@ -316,7 +316,7 @@ impl TestApp {
                 return;
             }
             assert!(Instant::now() < deadline, "session {session} still alive: {}", r.body);
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(crate::helpers::POLL).await;
         }
     }
 }
@@ -359,12 +359,15 @@ pub fn cmdline(pid: u32) -> String {
         .join(" ")
 }
 
-/// Waits until `cond` holds (checked every 50 ms), failing after `limit`.
+/// How often a test re-checks a condition it waits on (a poll, never a fixed wait).
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// Waits until `cond` holds (checked every [`POLL`]), failing after `limit`.
 pub async fn wait_until(limit: std::time::Duration, what: &str, cond: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + limit;
     while !cond() {
         assert!(std::time::Instant::now() < deadline, "not reached in {limit:?}: {what}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        tokio::time::sleep(POLL).await;
     }
 }
 
@@ -418,7 +421,7 @@ impl Server {
         let deadline = Instant::now() + Duration::from_secs(20);
         while reqwest::get(format!("{base}/start/health")).await.is_err() {
             assert!(Instant::now() < deadline, "server did not come up");
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(crate::helpers::POLL).await;
         }
         Server { child, base }
     }

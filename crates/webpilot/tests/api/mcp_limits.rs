@@ -148,7 +148,7 @@ async fn an_idle_mcp_session_expires_and_gives_its_place_back() {
         }
         assert_limit(status, &body);
         assert!(Instant::now() < deadline, "the idle MCP session never expired");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     };
     let list = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/list" });
     let (status, _, body) = rpc(&app, Some(&key), Some(&first), list.clone()).await;

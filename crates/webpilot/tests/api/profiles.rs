@@ -193,7 +193,7 @@ async fn wait_profile(app: &TestApp, key: &str, name: &str) -> Value {
         }
         r.assert_error(404, "PROFILE_NOT_FOUND");
         assert!(std::time::Instant::now() < deadline, "profile {name} was never saved");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }
 
@@ -289,7 +289,7 @@ async fn a_lost_instance_saves_nothing_and_frees_the_profile() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while app.end_reason(&sid).await.is_none() {
         assert!(std::time::Instant::now() < deadline, "the session did not end");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     assert_eq!(app.end_reason(&sid).await.as_deref(), Some("instance_lost"));
     // Nothing was saved from the dead browser: the profile is as it was.

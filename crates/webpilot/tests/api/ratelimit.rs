@@ -56,6 +56,7 @@ async fn requests_leave_the_window_as_it_slides() {
     let app = TestApp::spawn_with(|s| s.arg("rate-limit", 2).arg("rate-window-ms", 1500)).await;
     let key = app.key().await;
     assert_eq!(app.state(&key, "ses_x", "stop").await.status, 404);
+    // Kept fixed, here and below: a timer is the point (requests leave the sliding window).
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(app.state(&key, "ses_x", "stop").await.status, 404);
     app.state(&key, "ses_x", "stop").await.assert_error(429, "RATE_LIMIT_EXCEEDED");

@@ -237,7 +237,7 @@ impl S3 {
             match client.put(format!("{endpoint}/{bucket}")).send().await {
                 Ok(r) if r.status().is_success() => break,
                 Ok(r) => panic!("the S3 server refused the bucket: {}", r.status()),
-                Err(_) if std::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(200)).await,
+                Err(_) if std::time::Instant::now() < deadline => tokio::time::sleep(crate::helpers::POLL).await,
                 Err(e) => panic!("the S3 server did not start: {e}"),
             }
         }

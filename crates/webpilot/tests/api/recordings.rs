@@ -58,7 +58,7 @@ pub(crate) async fn ready(app: &TestApp, key: &str, sid: &str) -> Value {
         }
         assert_eq!(body["status"], "recording", "{body}");
         assert!(Instant::now() < deadline, "the recording is not ready after 10 s: {body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }
 
@@ -279,7 +279,7 @@ async fn the_timeline_names_secrets_and_never_holds_their_values() {
             break;
         }
         assert!(Instant::now() < deadline, "no navigation to the results in {timeline}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     assert_eq!(app.state(&key, &sid, "terminate").await.status, 200);
     ready(&app, &key, &sid).await;

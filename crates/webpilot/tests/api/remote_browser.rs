@@ -120,7 +120,7 @@ async fn sessions_run_on_a_remote_browser_under_the_nodes_egress_policy() {
         if !left.iter().any(|u| u.starts_with(&app.site.url("/"))) {
             break;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
     assert!(!left.iter().any(|u| u.starts_with(&app.site.url("/"))), "{left:?}");
     app.stop().await;

@@ -29,6 +29,7 @@ async fn an_id_from_active_sockets_cannot_drive_the_session() {
     assert_ne!(listed, owner_socket_id);
     let status = post_as(&app, &listed).await;
     assert!(status.is_client_error(), "posting as {listed} answered {status}");
+    // Kept fixed: that the stranger's post ends nothing is an absence no event can announce.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let alive = app.state(&key, &sid, "stop").await;
     assert_eq!(alive.status, 200, "the session was ended by a stranger: {}", alive.body);

@@ -21,7 +21,8 @@ async fn pause_waits_after_the_current_action_and_resume_continues() {
     assert_eq!(paused.status, 200, "{}", paused.body);
     assert_eq!(paused.body["success"], true);
     assert!(paused.body["message"].is_string());
-    // The wait finishes, but the next step (opening /pricing) must not happen while paused.
+    // The wait finishes, but the next step (opening /pricing) must not happen while paused. Kept fixed: an
+    // absence no event can announce.
     tokio::time::sleep(Duration::from_millis(2000)).await;
     assert!(!app.site.was_requested(None, "/pricing"), "the agent went on while paused");
     let polled = app.poll(&sid, &tid).await;
@@ -145,8 +146,13 @@ async fn an_idle_session_expires() {
     let app = TestApp::spawn_with(|s| s.arg("idle-timeout-ms", 1000)).await;
     let key = app.key().await;
     let sid = app.start_session(&key, json!({})).await;
-    tokio::time::sleep(Duration::from_millis(1600)).await;
-    app.wait_session_gone(&key, &sid, Duration::from_secs(5)).await;
+    // Waits on the stored end, not by messages to the session (a message is activity: it would keep it open).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while app.end_reason(&sid).await.is_none() {
+        assert!(std::time::Instant::now() < deadline, "the idle session did not expire");
+        tokio::time::sleep(crate::helpers::POLL).await;
+    }
+    app.state(&key, &sid, "stop").await.assert_error(404, "SESSION_NOT_FOUND");
     assert_eq!(app.end_reason(&sid).await.as_deref(), Some("expired"));
     app.stop().await;
 }
@@ -201,7 +207,8 @@ async fn a_stopped_task_leaves_its_session_open_whatever_terminate_on_completion
         tokio::time::sleep(Duration::from_millis(300)).await;
         let stop = app.state(&key, sid, "stop").await;
         assert_eq!(stop.status, 200, "{}", stop.body);
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // The session stays open: it is not ended, and it takes (and completes) a new task, which a session
+        // ended by the stop would refuse with 404.
         assert_eq!(app.end_reason(sid).await, None, "a stopped session stays open");
         let next = app.run_in(&key, sid, "report the url").await;
         assert_eq!(next["type"], "task_completed", "it takes a new task: {next}");

@@ -142,7 +142,7 @@ async fn every_event_is_signed_retried_with_one_id_and_survives_a_restart() {
         if log["deliveries"].as_array().map(Vec::len) == Some(6) || std::time::Instant::now() > deadline {
             break log;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     };
     let codes: Vec<u64> =
         log["deliveries"].as_array().expect("deliveries").iter().filter_map(|d| d["statusCode"].as_u64()).collect();
@@ -229,7 +229,8 @@ async fn two_nodes_deliver_each_message_once() {
         assert_eq!(run.status, 200, "{}", run.body);
     }
     receiver.wait("four task messages", Duration::from_secs(30), |a| by_id(a).len() == 4).await;
-    // Both workers keep polling for a while; nothing is sent twice.
+    // Both workers keep polling for a while; nothing is sent twice. Kept fixed: an absence no event can
+    // announce.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let attempts = receiver.attempts();
     assert_eq!(attempts.len(), 4, "each message once: {attempts:?}");
