@@ -4,7 +4,8 @@
 use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
 use crate::snapshot;
-use crate::tabs::{AbortOnDrop, CrashFlag, Tab, TabOpener, Tabs};
+use crate::tabs::{CrashFlag, Tab, TabOpener, Tabs};
+use tokio_util::task::AbortOnDropHandle;
 use crate::DomainPolicy;
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
@@ -48,7 +49,7 @@ pub(crate) struct Inner {
     pub(crate) nav_timeout: Duration,
     pub(crate) max_tabs: usize,
     /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
-    popups: Mutex<Option<AbortOnDrop>>,
+    popups: Mutex<Option<AbortOnDropHandle<()>>>,
     /// Pages the site opened that are being adopted right now (`settle` waits for them).
     pub(crate) adopting: AtomicUsize,
     /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
@@ -98,7 +99,7 @@ impl SessionPage {
         .await?;
         let watcher = tokio::spawn(crate::adopt::adopt_pages(Arc::downgrade(&inner), created, destroyed));
         if let Ok(mut slot) = inner.popups.lock() {
-            *slot = Some(AbortOnDrop(watcher));
+            *slot = Some(AbortOnDropHandle::new(watcher));
         }
         Ok(SessionPage { inner })
     }

@@ -6,7 +6,7 @@
 
 use crate::error::{within, BrowserError};
 use crate::lease::BrowserLease;
-use crate::tabs::AbortOnDrop;
+use tokio_util::task::AbortOnDropHandle;
 use base64::Engine;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     DisableParams, EnableParams, EventRequestPaused, FulfillRequestParams, HeaderEntry, RequestPattern, RequestStage,
@@ -36,7 +36,7 @@ const BLANK: &str = "<!doctype html><title></title>";
 #[derive(Clone, Default)]
 pub struct OriginLog {
     origins: Arc<Mutex<BTreeSet<String>>>,
-    _watch: Option<Arc<AbortOnDrop>>,
+    _watch: Option<Arc<AbortOnDropHandle<()>>>,
 }
 
 impl OriginLog {
@@ -76,7 +76,7 @@ impl BrowserLease {
                 }
             }
         });
-        Ok(OriginLog { _watch: Some(Arc::new(AbortOnDrop(watch))), ..log })
+        Ok(OriginLog { _watch: Some(Arc::new(AbortOnDropHandle::new(watch))), ..log })
     }
 
     /// Loads `state` into the lease's context before its first navigation: its cookies, then each origin's
@@ -150,7 +150,7 @@ impl BrowserLease {
 struct Blank<'a> {
     page: &'a Page,
     timeout: Duration,
-    _answer: AbortOnDrop,
+    _answer: AbortOnDropHandle<()>,
 }
 
 impl<'a> Blank<'a> {
@@ -175,7 +175,7 @@ impl<'a> Blank<'a> {
         };
         let enable = EnableParams { patterns: Some(vec![pattern]), handle_auth_requests: None };
         within(timeout, "intercept profile pages", page.execute(enable)).await?;
-        Ok(Blank { page, timeout, _answer: AbortOnDrop(answer) })
+        Ok(Blank { page, timeout, _answer: AbortOnDropHandle::new(answer) })
     }
 
     /// Opens `origin`'s empty page and runs `script` (an async function of one argument) in it.

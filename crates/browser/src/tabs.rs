@@ -13,15 +13,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 
-/// Aborts a background task when dropped.
-pub(crate) struct AbortOnDrop(pub JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
 
 /// Whether a tab's renderer has died since it was last navigated; set by the tab's crash watch the moment
 /// Chromium reports it, so whatever waits on the tab ends at once.
@@ -57,8 +50,8 @@ impl CrashFlag {
 pub(crate) struct Tab {
     pub page: Page,
     pub crashed: CrashFlag,
-    _watch: AbortOnDrop,
-    _dialogs: AbortOnDrop,
+    _watch: AbortOnDropHandle<()>,
+    _dialogs: AbortOnDropHandle<()>,
 }
 
 impl Tab {
@@ -75,7 +68,7 @@ impl Tab {
             }
         });
         let dialogs = answer_dialogs(&page, timeout).await?;
-        Ok(Tab { page, crashed, _watch: AbortOnDrop(watcher), _dialogs: AbortOnDrop(dialogs) })
+        Ok(Tab { page, crashed, _watch: AbortOnDropHandle::new(watcher), _dialogs: AbortOnDropHandle::new(dialogs) })
     }
 }
 

@@ -9,7 +9,7 @@
 use crate::actor::{Command, SessionActor};
 use crate::runner;
 use std::time::Duration;
-use tokio::task::JoinHandle;
+use tokio_util::task::AbortOnDropHandle;
 use tokio::time::Instant;
 use webpilot_agent::AgentError;
 use webpilot_browser::{BrowserError, BrowserPool, CookieJar, DomainPolicy, Replacement};
@@ -69,15 +69,6 @@ async fn reacquire(pool: BrowserPool, policy: DomainPolicy, window: Duration) ->
     }
 }
 
-/// Aborts the replacement attempts if the session ends first.
-struct Attempts(JoinHandle<Result<Replacement, BrowserError>>);
-
-impl Drop for Attempts {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 impl SessionActor {
     /// Records the context's cookies and the page's URL, if the browser answers in time.
     pub(crate) async fn take_snapshot(&mut self) {
@@ -114,11 +105,12 @@ impl SessionActor {
         }
         let window = self.shared.config.reconnect_window.min(self.shared.config.instance_grace_period);
         let policy = self.lease.page().policy().clone();
-        let mut attempts = Attempts(tokio::spawn(reacquire(self.shared.pool.clone(), policy, window)));
+        // Aborted if the session ends first.
+        let mut attempts = AbortOnDropHandle::new(tokio::spawn(reacquire(self.shared.pool.clone(), policy, window)));
         let shutdown = self.shared.shutdown.clone();
         loop {
             let wake = tokio::select! {
-                r = &mut attempts.0 => Wake::Replaced(r.unwrap_or(Err(BrowserError::InstanceLost))),
+                r = &mut attempts => Wake::Replaced(r.unwrap_or(Err(BrowserError::InstanceLost))),
                 cmd = self.rx.recv() => Wake::Command(cmd),
                 _ = tokio::time::sleep_until(self.expires_at) => Wake::End(EndReason::Expired),
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),

@@ -80,7 +80,7 @@ impl DevtoolsScope {
             None => {
                 let (tx, rx, tasks) =
                     crate::frames::ws_channels(self.process.browser.websocket_address(), self.timeout).await?;
-                (tx, rx, tasks.into_iter().map(crate::tabs::AbortOnDrop).collect())
+                (tx, rx, tasks.into_iter().map(tokio_util::task::AbortOnDropHandle::new).collect())
             }
         };
         let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs);
