@@ -10,6 +10,7 @@ mod downloads;
 mod elements;
 mod error;
 mod frames;
+mod identity;
 mod input;
 mod launch;
 mod lease;

@@ -28,9 +28,13 @@ pub fn system_prompt(avoid_domains: &[String], secrets: &Secrets, structured: bo
     if !secrets.is_empty() {
         let names: Vec<String> = secrets
             .names()
-            .map(|(name, s)| match s.domains() {
-                [] => name.to_owned(),
-                d => format!("{name} (only on {})", d.join(", ")),
+            .map(|(name, s)| {
+                let kind = if s.is_one_time_code() { ", a one-time code computed when typed" } else { "" };
+                match s.domains() {
+                    [] if kind.is_empty() => name.to_owned(),
+                    [] => format!("{name} ({})", &kind[2..]),
+                    d => format!("{name} (only on {}{kind})", d.join(", ")),
+                }
             })
             .collect();
         let _ = writeln!(
