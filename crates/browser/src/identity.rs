@@ -4,6 +4,7 @@
 //! stays attached for the page's life; the geolocation permission is granted to the whole context.
 
 use crate::error::{within, BrowserError};
+use crate::identity_frames::{FrameIdentity, Overrides};
 use crate::page::SessionPage;
 use chromiumoxide::cdp::browser_protocol::browser::{PermissionDescriptor, PermissionSetting, SetPermissionParams};
 use chromiumoxide::cdp::browser_protocol::emulation::{
@@ -11,6 +12,7 @@ use chromiumoxide::cdp::browser_protocol::emulation::{
 };
 use chromiumoxide::cdp::browser_protocol::page::{GetNavigationHistoryParams, ReloadParams, TransitionType};
 use chromiumoxide::Page;
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use webpilot_core::identity::Identity;
@@ -23,11 +25,13 @@ impl SessionPage {
             return Ok(());
         }
         let timeout = self.inner.cdp_timeout;
-        let mut applied = Applied { identity, default_user_agent: None };
+        let mut applied = Applied { identity, default_user_agent: None, frames: None };
+        let process = &self.inner.opener.process;
         if applied.identity.user_agent.is_none() && applied.identity.locale.is_some() {
-            let version = within(timeout, "browser version", self.inner.opener.process.browser.version()).await?;
+            let version = within(timeout, "browser version", process.browser.version()).await?;
             applied.default_user_agent = Some(version.user_agent);
         }
+        applied.frames = Some(FrameIdentity::start(process, applied.overrides(), timeout).await?);
         if applied.identity.geolocation.is_some() {
             let mut grant =
                 SetPermissionParams::new(PermissionDescriptor::new("geolocation"), PermissionSetting::Granted);
@@ -64,13 +68,44 @@ pub(crate) struct Applied {
     identity: Identity,
     /// The browser's own user agent, sent with the locale's `Accept-Language` when no userAgent is given.
     default_user_agent: Option<String>,
+    /// Gives the pages' cross-origin frames the identity (`identity_frames.rs`).
+    frames: Option<FrameIdentity>,
 }
 
 impl Applied {
+    fn user_agent(&self) -> Option<&String> {
+        self.identity.user_agent.as_ref().or(self.default_user_agent.as_ref())
+    }
+
+    /// The same overrides as raw DevTools commands, for frames.
+    fn overrides(&self) -> Overrides {
+        let id = &self.identity;
+        let mut out: Overrides = Vec::new();
+        if let Some(ua) = self.user_agent() {
+            out.push((
+                "Emulation.setUserAgentOverride",
+                json!({ "userAgent": ua, "acceptLanguage": id.accept_language() }),
+            ));
+        }
+        if let Some(locale) = &id.locale {
+            out.push(("Emulation.setLocaleOverride", json!({ "locale": locale })));
+        }
+        if let Some(zone) = &id.timezone {
+            out.push(("Emulation.setTimezoneOverride", json!({ "timezoneId": zone })));
+        }
+        if let Some(g) = &id.geolocation {
+            out.push((
+                "Emulation.setGeolocationOverride",
+                json!({ "latitude": g.latitude, "longitude": g.longitude, "accuracy": g.accuracy }),
+            ));
+        }
+        out
+    }
+
     /// Sets the overrides on one page (its DevTools session).
     pub(crate) async fn apply(&self, page: &Page, timeout: Duration) -> Result<(), BrowserError> {
         let id = &self.identity;
-        if let Some(ua) = id.user_agent.as_ref().or(self.default_user_agent.as_ref()) {
+        if let Some(ua) = self.user_agent() {
             let mut p = SetUserAgentOverrideParams::new(ua.clone());
             p.accept_language = id.accept_language();
             within(timeout, "set the user agent", page.execute(p)).await?;
@@ -90,6 +125,12 @@ impl Applied {
                 ..Default::default()
             };
             within(timeout, "set the geolocation", page.execute(p)).await?;
+        }
+        if let Some(frames) = &self.frames {
+            // A page whose frames cannot be watched still has its own identity.
+            if let Err(e) = frames.watch(page.target_id().inner(), timeout).await {
+                tracing::warn!(error = %e, "watching a page's frames for the identity failed");
+            }
         }
         Ok(())
     }

@@ -11,6 +11,7 @@ mod elements;
 mod error;
 mod frames;
 mod identity;
+mod identity_frames;
 mod input;
 mod launch;
 mod lease;

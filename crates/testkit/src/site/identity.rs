@@ -4,21 +4,38 @@
 
 use std::collections::HashMap;
 
-use axum::extract::Query;
+use axum::extract::{Query, State};
 use axum::http::header::{ACCEPT_LANGUAGE, USER_AGENT};
 use axum::http::HeaderMap;
 use axum::response::Html;
 use hmac::{Hmac, Mac};
 
 use super::html::{escape, js_string, page};
+use super::SiteState;
 
 /// The seed the `/totp` sign-in checks codes against (base32 of "12345678901234567890", RFC 6238's).
 pub const TOTP_SEED: &str = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
 const TOTP_KEY: &[u8] = b"12345678901234567890";
 
 /// `/identity`: the request's `Accept-Language` and `User-Agent`, and `window.identity()`, a promise of
-/// everything page script sees (with the position, or the geolocation error).
-pub(crate) async fn identity(headers: HeaderMap) -> Html<String> {
+/// everything page script sees (with the position, or the geolocation error). The top page also holds a
+/// cross-origin frame (`frame.localhost`) of the same page, whose `identity()` reaches the top page's
+/// `window.frameIdentity()` by `postMessage`.
+pub(crate) async fn identity(
+    State(state): State<SiteState>,
+    Query(q): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+) -> Html<String> {
+    let frame = if q.contains_key("frame") {
+        "<script>window.identity().then((seen) => parent.postMessage(seen, '*'));</script>".to_owned()
+    } else {
+        format!(
+            "<p><a href=\"/identity?popup=1\" target=\"_blank\">Open identity popup</a></p>\n<iframe src=\"http://frame.localhost:{}/identity?frame=1\" title=\"Frame\" allow=\"geolocation\" \
+             width=\"300\" height=\"80\"></iframe>\n<script>\nconst __frameSeen = new Promise((done) => \
+             addEventListener('message', (e) => done(e.data)));\nwindow.frameIdentity = () => __frameSeen;\n</script>",
+            state.port
+        )
+    };
     let header =
         |name| headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()).unwrap_or_default();
     let (lang, agent) = (header(ACCEPT_LANGUAGE), header(USER_AGENT));
@@ -26,7 +43,6 @@ pub(crate) async fn identity(headers: HeaderMap) -> Html<String> {
         "Identity",
         &format!(
             "<h1>Identity</h1>\n<p id=\"accept-language\">{}</p>\n<p id=\"user-agent\">{}</p>\n\
-             <p><a href=\"/identity?popup=1\" target=\"_blank\">Open identity popup</a></p>\n\
              <script>\nwindow.identity = () => new Promise((done) => {{\n\
                const seen = {{ headers: {{ acceptLanguage: {}, userAgent: {} }},\n\
                  language: navigator.language, languages: navigator.languages, userAgent: navigator.userAgent,\n\
@@ -37,11 +53,12 @@ pub(crate) async fn identity(headers: HeaderMap) -> Html<String> {
                  (p) => done(Object.assign(seen, {{ position: {{ latitude: p.coords.latitude, longitude: p.coords.longitude, accuracy: p.coords.accuracy }} }})),\n\
                  (e) => done(Object.assign(seen, {{ position: {{ error: e.message || String(e.code) }} }})),\n\
                  {{ timeout: 5000 }});\n\
-             }});\n</script>",
+             }});\n</script>\n{}",
             escape(&lang),
             escape(&agent),
             js_string(&lang),
             js_string(&agent),
+            frame,
         ),
     )
 }

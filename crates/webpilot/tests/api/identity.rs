@@ -74,6 +74,9 @@ async fn the_identity_reaches_script_and_headers_in_the_page_a_popup_and_a_devto
         let session = attach(&mut cdp, &page["targetId"]).await;
         let where_ = if url.contains("popup=1") { "the popup" } else { "the session's page" };
         assert_identity(where_, &seen(&mut cdp, &session).await);
+        // Its cross-origin frame (a process of its own) says the same.
+        let framed = cdp.eval(&session, "window.frameIdentity()").await;
+        assert_identity(&format!("the frame of {where_}"), &framed);
     }
     // A page a DevTools client opens straight onto the site (its first request is Chromium's own).
     let made = cdp.call("Target.createTarget", json!({ "url": app.site.url("/identity?cdp=1") })).await;
