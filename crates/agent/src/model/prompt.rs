@@ -117,6 +117,13 @@ mod tests {
         let p = system_prompt(&[], &secrets, true);
         assert!(p.contains("<secret:NAME>") && p.contains("pw (only on a.test)") && !p.contains("hunter2"), "{p}");
         assert!(p.contains("call done with `output`"));
+        let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+        let codes =
+            Secrets::parse(&serde_json::json!({"otp": {"totp": seed}, "otp2": {"totp": seed, "domains": ["a.test"]}}))
+                .unwrap();
+        let p = system_prompt(&[], &codes, false);
+        assert!(p.contains("otp (a one-time code computed when typed)"), "{p}");
+        assert!(p.contains("otp2 (only on a.test, a one-time code computed when typed)") && !p.contains(seed), "{p}");
         assert!(task_message("t", &[("user".into(), "hi".into())]).contains("user: hi"));
     }
 }

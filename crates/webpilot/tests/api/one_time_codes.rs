@@ -3,7 +3,7 @@
 //! in an answer, an event, a model request or the recording's timeline; a bad seed is refused.
 
 use crate::agent::{collect_events, with_model};
-use crate::helpers::TestApp;
+use crate::helpers::{holds, stored_bytes, TestApp};
 use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use webpilot_core::totp::{Algorithm, Totp};
@@ -132,6 +132,14 @@ async fn the_model_agent_and_a_replay_type_the_code_of_their_moment_and_never_sh
         ("the replay's poll", replay_poll.body.to_string()),
     ] {
         assert_hidden(what, &text, began);
+    }
+    // Stored: the action trace (which the replay read) names the secret; neither the seed nor a code as a JSON
+    // string is anywhere in the database (bare digits could be part of any timestamp).
+    let stored = stored_bytes(&app).await;
+    assert!(holds(&stored, &tid) && holds(&stored, "<secret:code>"), "the database holds the task and its trace");
+    assert!(!holds(&stored, TOTP_SEED), "the seed is in the database");
+    for code in codes_since(began) {
+        assert!(!holds(&stored, &format!("\"{code}\"")) && !holds(&stored, &format!("={code}")), "{code} is stored");
     }
     // The codes did reach the site (so the checks above look for what was really typed).
     let typed: Vec<String> = logged.iter().filter_map(|r| r.query.clone()).collect();
