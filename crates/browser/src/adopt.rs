@@ -47,9 +47,33 @@ pub(crate) async fn adopt(strong: &Inner, target: &TargetId, url: &str) {
     if strong.has_tab(target) {
         return;
     }
+    // One adoption per page (the watch over new pages and a DevTools client's answer may both ask): a
+    // second caller waits for the first to end, so a page gets its identity, and is loaded again, once.
+    let mut first = false;
+    strong.adoptions.send_if_modified(|under_way| {
+        first = under_way.insert(target.clone());
+        first
+    });
+    if !first {
+        let mut under_way = strong.adoptions.subscribe();
+        let _ = under_way.wait_for(|set| !set.contains(target)).await;
+        return;
+    }
+    let _done = Adoption(strong, target);
     strong.adopting.fetch_add(1, Ordering::SeqCst);
     adopt_one(strong, target, url).await;
     strong.adopting.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Ends the record of an adoption under way, also when the adoption is dropped half way.
+struct Adoption<'a>(&'a Inner, &'a TargetId);
+
+impl Drop for Adoption<'_> {
+    fn drop(&mut self) {
+        self.0.adoptions.send_modify(|under_way| {
+            under_way.remove(self.1);
+        });
+    }
 }
 
 /// Attaches one page the site opened and makes it the active tab (or closes it when it is on an avoided
@@ -67,6 +91,11 @@ async fn adopt_one(strong: &Inner, target: &TargetId, first_url: &str) {
         tracing::warn!("a page opened by the site could not be attached");
         return;
     };
+    if let Some(identity) = strong.applied_identity() {
+        if let Err(e) = identity.apply_to_new(&page, strong.cdp_timeout).await {
+            tracing::warn!(error = %e, "giving a new page the session's identity failed");
+        }
+    }
     let tab = match Tab::prepare(page.clone(), strong.cdp_timeout).await {
         Ok(tab) => tab,
         Err(e) => {

@@ -10,6 +10,8 @@ mod downloads;
 mod elements;
 mod error;
 mod frames;
+mod identity;
+mod identity_frames;
 mod input;
 mod launch;
 mod lease;

@@ -52,6 +52,8 @@ pub(crate) struct Inner {
     popups: Mutex<Option<AbortOnDropHandle<()>>>,
     /// Pages the site opened that are being adopted right now (`settle` waits for them).
     pub(crate) adopting: AtomicUsize,
+    /// The pages being adopted now, by target (`adopt.rs`).
+    pub(crate) adoptions: tokio::sync::watch::Sender<std::collections::HashSet<TargetId>>,
     /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
     pub(crate) tab_changes: tokio::sync::watch::Sender<u64>,
     /// Where the frames of the latest snapshot are (`elements.rs`).
@@ -60,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) files_dir: Option<std::path::PathBuf>,
     /// The context's download events for DevTools clients (`downloads.rs`); none on a remote browser.
     pub(crate) download_events: Option<tokio::sync::broadcast::Sender<String>>,
+    /// The session's browser identity, given to every page it opens (`identity.rs`).
+    pub(crate) identity: Mutex<Option<Arc<crate::identity::Applied>>>,
 }
 
 impl SessionPage {
@@ -86,10 +90,12 @@ impl SessionPage {
             max_tabs: settings.max_tabs.max(1),
             popups: Mutex::new(None),
             adopting: AtomicUsize::new(0),
+            adoptions: tokio::sync::watch::Sender::new(Default::default()),
             tab_changes: tokio::sync::watch::Sender::new(0),
             frames: Default::default(),
             files_dir,
             download_events,
+            identity: Mutex::new(None),
         });
         let destroyed = within(
             settings.cdp_timeout,
@@ -364,6 +370,9 @@ impl SessionPage {
             return Err(BrowserError::TooManyTabs(self.inner.max_tabs));
         }
         let page = self.inner.opener.open("about:blank", self.inner.cdp_timeout).await?;
+        if let Some(identity) = self.inner.applied_identity() {
+            identity.apply(&page, self.inner.cdp_timeout).await?;
+        }
         let tab = Tab::prepare(page, self.inner.cdp_timeout).await?;
         let index = {
             let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;

@@ -8,6 +8,7 @@ pub mod events;
 pub mod fields;
 pub mod files;
 pub mod geometry;
+pub mod identity;
 pub mod ids;
 pub mod output;
 pub mod params;
@@ -16,6 +17,7 @@ pub mod profile;
 pub mod secret_file;
 pub mod secrets;
 pub mod state;
+pub mod totp;
 pub mod usage;
 
 pub use error::{ApiError, Coded, ErrorCode};

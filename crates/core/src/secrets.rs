@@ -1,15 +1,17 @@
 //! Secrets a task may type without the model ever seeing them: parsed from `secrets` on start-session,
 //! newTask and run-task, substituted for `<secret:NAME>` only when typing on an allowed domain, and
 //! masked back to `<secret:NAME>` wherever a value would otherwise leave the service (observations,
-//! events, results, errors). Values never appear in `Debug` output.
+//! events, results, errors). Values never appear in `Debug` output. A `totp` secret types the one-time
+//! code valid at that moment; its seed, and every code it typed, are masked like a value.
 
 use crate::error::ApiError;
 use crate::fields::{invalid_params, out_of_bounds};
 use crate::policy::normalize_domain;
+use crate::totp::{Algorithm, Totp, DEFAULT_PERIOD};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Most secrets one task may hold.
 pub const MAX_SECRETS: usize = 32;
@@ -18,16 +20,37 @@ pub const MAX_SECRET_CHARS: usize = 4_096;
 /// Longest secret name.
 pub const MAX_SECRET_NAME: usize = 64;
 
+/// What a secret types: a fixed value, or the one-time code of a TOTP seed.
+#[derive(Clone, PartialEq, Eq)]
+enum Kind {
+    Value(String),
+    Totp(Totp),
+}
+
 /// One secret: its value, and the domains it may be typed on (any domain when empty).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret {
-    value: String,
+    kind: Kind,
     domains: Vec<String>,
 }
 
 impl Secret {
     pub fn new(value: impl Into<String>, domains: Vec<String>) -> Self {
-        Secret { value: value.into(), domains }
+        Secret { kind: Kind::Value(value.into()), domains }
+    }
+    pub fn totp(totp: Totp, domains: Vec<String>) -> Self {
+        Secret { kind: Kind::Totp(totp), domains }
+    }
+    /// Does it type a one-time code (a `totp` seed)?
+    pub fn is_one_time_code(&self) -> bool {
+        matches!(self.kind, Kind::Totp(_))
+    }
+    /// The fixed text masked for this secret: its value, or a TOTP's seed.
+    fn masked_text(&self) -> &str {
+        match &self.kind {
+            Kind::Value(v) => v,
+            Kind::Totp(t) => t.seed_text(),
+        }
     }
     pub fn domains(&self) -> &[String] {
         &self.domains
@@ -45,7 +68,11 @@ impl Secret {
 
 impl fmt::Debug for Secret {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Secret").field("value", &"<redacted>").field("domains", &self.domains).finish()
+        f.debug_struct("Secret")
+            .field("value", &"<redacted>")
+            .field("totp", &matches!(self.kind, Kind::Totp(_)))
+            .field("domains", &self.domains)
+            .finish()
     }
 }
 
@@ -62,13 +89,23 @@ pub enum SecretError {
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secrets(Arc<Inner>);
 
-#[derive(Default, PartialEq, Eq)]
+#[derive(Default)]
 struct Inner {
     map: BTreeMap<String, Secret>,
     /// What `mask` replaces: each value as typed and as a URL carries it, with its `<secret:NAME>`,
     /// longest first (so a value that holds another is masked whole). Made once, used on every mask.
     forms: Vec<(String, String)>,
+    /// The one-time codes typed so far, with their `<secret:NAME>`: shared by every clone, so whatever
+    /// masks for the task also masks a code the moment it is typed.
+    typed: Mutex<Vec<(String, String)>>,
 }
+
+impl PartialEq for Inner {
+    fn eq(&self, other: &Self) -> bool {
+        self.map == other.map
+    }
+}
+impl Eq for Inner {}
 
 impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -83,19 +120,30 @@ impl Secrets {
         let mut forms = Vec::new();
         for (name, s) in &map {
             let placeholder = format!("<secret:{name}>");
-            forms.push((s.value.clone(), placeholder.clone()));
-            let encoded: String = url::form_urlencoded::byte_serialize(s.value.as_bytes()).collect();
-            if encoded != s.value {
+            let value = s.masked_text();
+            forms.push((value.to_owned(), placeholder.clone()));
+            if let Kind::Totp(t) = &s.kind {
+                // A seed is often shown in lower case or in groups; its plain lower-case form is masked too.
+                forms.push((t.seed_text().to_ascii_lowercase(), placeholder.clone()));
+            }
+            let encoded: String = url::form_urlencoded::byte_serialize(value.as_bytes()).collect();
+            if encoded != value {
                 forms.push((encoded.replace('+', "%20"), placeholder.clone()));
                 forms.push((encoded, placeholder));
             }
         }
         forms.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        Secrets(Arc::new(Inner { map, forms }))
+        Secrets(Arc::new(Inner { map, forms, typed: Mutex::default() }))
     }
 
     pub fn is_empty(&self) -> bool {
         self.0.map.is_empty()
+    }
+
+    /// The very same set (not only equal entries): what it masks includes the one-time codes typed
+    /// through it or its clones.
+    pub fn same(&self, other: &Secrets) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// The names, for the model.
@@ -113,7 +161,8 @@ impl Secrets {
         Secrets::from_map(map)
     }
 
-    /// Parses the `secrets` field: `{NAME: "value"}` or `{NAME: {value, domains: [...]}}`.
+    /// Parses the `secrets` field: `{NAME: "value"}`, `{NAME: {value, domains: [...]}}` or
+    /// `{NAME: {totp, digits?, period?, algorithm?, domains?}}`.
     pub fn parse(raw: &Value) -> Result<Secrets, ApiError> {
         let Value::Object(obj) = raw else {
             return Err(invalid_params("secrets must be an object of name: value"));
@@ -134,10 +183,6 @@ impl Secrets {
             let (value, domains) = match entry {
                 Value::String(v) => (v.as_str(), Vec::new()),
                 Value::Object(o) => {
-                    let value = o
-                        .get("value")
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| invalid_params(format!("secrets.{name}.value must be a string")))?;
                     let domains = match o.get("domains") {
                         None | Some(Value::Null) => Vec::new(),
                         Some(Value::Array(list)) => list
@@ -150,9 +195,21 @@ impl Secrets {
                             .collect::<Result<Vec<_>, _>>()?,
                         Some(_) => return Err(invalid_params(format!("secrets.{name}.domains must be an array"))),
                     };
+                    if o.contains_key("totp") {
+                        map.insert(name.clone(), Secret::totp(parse_totp(name, o)?, domains));
+                        continue;
+                    }
+                    let value = o
+                        .get("value")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| invalid_params(format!("secrets.{name}.value must be a string")))?;
                     (value, domains)
                 }
-                _ => return Err(invalid_params(format!("secrets.{name} must be a string or {{value, domains}}"))),
+                _ => {
+                    return Err(invalid_params(format!(
+                        "secrets.{name} must be a string, {{value, domains}} or {{totp, digits, period, algorithm}}"
+                    )))
+                }
             };
             if value.is_empty() || value.chars().count() > MAX_SECRET_CHARS {
                 return Err(out_of_bounds(format!("secrets.{name} must be 1 to {MAX_SECRET_CHARS} characters")));
@@ -167,8 +224,15 @@ impl Secrets {
         text.contains(OPEN)
     }
 
-    /// `text` with every `<secret:NAME>` replaced by its value, when typing on a page of `host`.
+    /// `text` with every `<secret:NAME>` replaced by its value (a TOTP's code valid now), when typing on a
+    /// page of `host`.
     pub fn substitute(&self, text: &str, host: &str) -> Result<String, SecretError> {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.substitute_at(text, host, now)
+    }
+
+    /// [`Self::substitute`] at `unix_seconds`; each code typed is remembered, and masked from then on.
+    pub fn substitute_at(&self, text: &str, host: &str, unix_seconds: u64) -> Result<String, SecretError> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while let Some(at) = rest.find(OPEN) {
@@ -191,20 +255,41 @@ impl Secrets {
                 });
             }
             out.push_str(&rest[..at]);
-            out.push_str(&secret.value);
+            match &secret.kind {
+                Kind::Value(v) => out.push_str(v),
+                Kind::Totp(t) => {
+                    let code = t.code_at(unix_seconds);
+                    self.remember(code.clone(), name);
+                    out.push_str(&code);
+                }
+            }
             rest = &after[end + 1..];
         }
         out.push_str(rest);
         Ok(out)
     }
 
-    /// `text` with every secret value (as typed, and as a URL would carry it) replaced by `<secret:NAME>`.
+    fn remember(&self, code: String, name: &str) {
+        if let Ok(mut typed) = self.0.typed.lock() {
+            if !typed.iter().any(|(c, _)| *c == code) {
+                typed.push((code, format!("<secret:{name}>")));
+            }
+        }
+    }
+
+    /// The one-time codes typed so far.
+    fn typed(&self) -> Vec<(String, String)> {
+        self.0.typed.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// `text` with every secret value (as typed, and as a URL would carry it), TOTP seed and one-time code
+    /// typed so far replaced by `<secret:NAME>`.
     pub fn mask(&self, text: &str) -> String {
         if self.is_empty() {
             return text.to_owned();
         }
         let mut out = text.to_owned();
-        for (value, placeholder) in &self.0.forms {
+        for (value, placeholder) in self.0.forms.iter().chain(self.typed().iter()) {
             if out.contains(value.as_str()) {
                 out = out.replace(value.as_str(), placeholder);
             }
@@ -224,8 +309,46 @@ impl Secrets {
 
     /// Does `text` show a secret value?
     pub fn shown_in(&self, text: &str) -> bool {
-        self.0.map.values().any(|s| text.contains(&s.value))
+        self.0.map.values().any(|s| text.contains(s.masked_text()))
+            || self.typed().iter().any(|(code, _)| text.contains(code.as_str()))
     }
+}
+
+/// A `totp` secret's generator; a bad seed or setting is INVALID_PARAMETER naming the field.
+fn parse_totp(name: &str, o: &serde_json::Map<String, Value>) -> Result<Totp, ApiError> {
+    if let Some(key) = o.keys().find(|k| !matches!(k.as_str(), "totp" | "digits" | "period" | "algorithm" | "domains"))
+    {
+        return Err(out_of_bounds(format!("secrets.{name}.{key} is not a field of a totp secret")));
+    }
+    let seed = o
+        .get("totp")
+        .and_then(Value::as_str)
+        .ok_or_else(|| out_of_bounds(format!("secrets.{name}.totp must be a base32 seed")))?;
+    let digits = match o.get("digits").filter(|v| !v.is_null()) {
+        None => 6,
+        Some(v) => v
+            .as_u64()
+            .and_then(|d| u32::try_from(d).ok())
+            .ok_or_else(|| out_of_bounds(format!("secrets.{name}.digits must be 6 or 8")))?,
+    };
+    let period = match o.get("period").filter(|v| !v.is_null()) {
+        None => DEFAULT_PERIOD,
+        Some(v) => v.as_u64().ok_or_else(|| out_of_bounds(format!("secrets.{name}.period must be whole seconds")))?,
+    };
+    let algorithm = match o.get("algorithm").filter(|v| !v.is_null()) {
+        None => Algorithm::Sha1,
+        Some(v) => v.as_str().and_then(Algorithm::parse).ok_or_else(|| {
+            out_of_bounds(format!("secrets.{name}.algorithm must be \"SHA1\", \"SHA256\" or \"SHA512\""))
+        })?,
+    };
+    Totp::new(seed, digits, period, algorithm).map_err(|e| {
+        let field = match e {
+            crate::totp::TotpError::Seed => "totp",
+            crate::totp::TotpError::Digits => "digits",
+            crate::totp::TotpError::Period => "period",
+        };
+        out_of_bounds(format!("secrets.{name}.{field}: {e}"))
+    })
 }
 
 #[cfg(test)]
@@ -256,6 +379,45 @@ mod tests {
         assert!(s.shown_in("xx hunter 2&x") && !s.shown_in("hunter"));
         assert_eq!(s.mask_json(&json!({"a": ["ada\"", 1]})), json!({"a": ["<secret:user>\"", 1]}));
         assert!(!format!("{s:?} {:?}", s.0.map.get("pw")).contains("hunter"));
+    }
+
+    #[test]
+    fn totp_secrets_type_the_code_of_the_moment_and_mask_seed_and_codes() {
+        // RFC 6238's SHA1 seed, six digits.
+        let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+        let s = Secrets::parse(&json!({"code": {"totp": seed, "domains": ["example.com"]}})).unwrap();
+        assert_eq!(s.substitute_at("<secret:code>", "example.com", 59).unwrap(), "287082");
+        assert!(matches!(s.substitute_at("<secret:code>", "other.test", 59), Err(SecretError::NotAllowed { .. })));
+        // A clone (the event sink's) masks a code typed through another, and the seed in any case.
+        let sink = s.clone();
+        assert_eq!(
+            sink.mask("typed 287082; seed gezdgnbvgy3tqojqgezdgnbvgy3tqojq"),
+            "typed <secret:code>; seed <secret:code>"
+        );
+        assert_eq!(s.substitute_at("<secret:code>", "example.com", 1111111109).unwrap(), "081804");
+        assert!(sink.shown_in("081804") && sink.shown_in(seed) && !sink.shown_in("123456"));
+        assert_eq!(sink.mask("287082 081804"), "<secret:code> <secret:code>");
+        assert!(!format!("{s:?} {:?}", s.0.map.get("code")).contains("GEZD"));
+        let eight =
+            Secrets::parse(&json!({"c": {"totp": seed, "digits": 8, "period": 30, "algorithm": "SHA1"}})).unwrap();
+        assert_eq!(eight.substitute_at("<secret:c>", "x.test", 59).unwrap(), "94287082");
+    }
+
+    #[test]
+    fn bad_totp_secrets_name_their_field() {
+        let table = [
+            (json!({"c": {"totp": "not base32!"}}), "secrets.c.totp"),
+            (json!({"c": {"totp": 12}}), "secrets.c.totp"),
+            (json!({"c": {"totp": "JBSWY3DPEHPK3PXP", "digits": 7}}), "secrets.c.digits"),
+            (json!({"c": {"totp": "JBSWY3DPEHPK3PXP", "period": 0}}), "secrets.c.period"),
+            (json!({"c": {"totp": "JBSWY3DPEHPK3PXP", "algorithm": "MD5"}}), "secrets.c.algorithm"),
+            (json!({"c": {"totp": "JBSWY3DPEHPK3PXP", "value": "x"}}), "secrets.c.value"),
+        ];
+        for (body, field) in table {
+            let e = Secrets::parse(&body).unwrap_err();
+            assert_eq!(e.code, crate::ErrorCode::InvalidParameter, "{body}");
+            assert!(e.message.contains(field) && !e.message.contains("JBSW"), "{body}: {}", e.message);
+        }
     }
 
     #[test]

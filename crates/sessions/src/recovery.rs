@@ -117,7 +117,11 @@ impl SessionActor {
             };
             match wake {
                 Wake::Replaced(Ok(replacement)) => {
+                    let identity = self.lease.page().identity();
                     self.lease.install(replacement);
+                    if let Err(e) = self.lease.page().set_identity(identity).await {
+                        tracing::warn!(error = %e, "giving the replacement browser the session's identity failed");
+                    }
                     self.pages.send_replace(self.lease.page().clone());
                     self.restore().await;
                     crate::profiles::follow_replacement(self.profile.as_mut(), &self.lease).await;

@@ -190,7 +190,8 @@ impl SessionManager {
 /// Adds a task's secrets to those the live view masks (each set once).
 pub(crate) fn add_shown_secrets(shown: &tokio::sync::watch::Sender<Vec<Secrets>>, secrets: &Secrets) {
     shown.send_if_modified(|all| {
-        let new = !secrets.is_empty() && !all.contains(secrets);
+        // By identity: an equal set parsed again remembers the one-time codes typed through it alone.
+        let new = !secrets.is_empty() && !all.iter().any(|s| s.same(secrets));
         if new {
             all.push(secrets.clone());
         }

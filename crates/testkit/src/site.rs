@@ -4,6 +4,7 @@ pub mod account;
 mod dynamic;
 pub mod files;
 mod html;
+pub mod identity;
 mod login;
 mod pages;
 mod paint;
@@ -174,6 +175,9 @@ fn router(state: SiteState) -> Router {
         .route("/paint", get(paint::paint))
         .route("/search", get(search::search))
         .route("/whep-player", get(whep_player::whep_player))
+        .route("/identity", get(identity::identity))
+        .route("/totp", get(identity::totp))
+        .route("/totp/check", get(identity::totp_check))
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
         .layer(middleware::from_fn_with_state(state.clone(), record))

@@ -28,9 +28,13 @@ pub fn system_prompt(avoid_domains: &[String], secrets: &Secrets, structured: bo
     if !secrets.is_empty() {
         let names: Vec<String> = secrets
             .names()
-            .map(|(name, s)| match s.domains() {
-                [] => name.to_owned(),
-                d => format!("{name} (only on {})", d.join(", ")),
+            .map(|(name, s)| {
+                let kind = if s.is_one_time_code() { ", a one-time code computed when typed" } else { "" };
+                match s.domains() {
+                    [] if kind.is_empty() => name.to_owned(),
+                    [] => format!("{name} ({})", &kind[2..]),
+                    d => format!("{name} (only on {}{kind})", d.join(", ")),
+                }
             })
             .collect();
         let _ = writeln!(
@@ -113,6 +117,13 @@ mod tests {
         let p = system_prompt(&[], &secrets, true);
         assert!(p.contains("<secret:NAME>") && p.contains("pw (only on a.test)") && !p.contains("hunter2"), "{p}");
         assert!(p.contains("call done with `output`"));
+        let seed = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+        let codes =
+            Secrets::parse(&serde_json::json!({"otp": {"totp": seed}, "otp2": {"totp": seed, "domains": ["a.test"]}}))
+                .unwrap();
+        let p = system_prompt(&[], &codes, false);
+        assert!(p.contains("otp (a one-time code computed when typed)"), "{p}");
+        assert!(p.contains("otp2 (only on a.test, a one-time code computed when typed)") && !p.contains(seed), "{p}");
         assert!(task_message("t", &[("user".into(), "hi".into())]).contains("user: hi"));
     }
 }

@@ -18,6 +18,8 @@ pub struct StartSessionRequest {
     options: SessionOptions,
     #[serde(flatten)]
     profile: ProfileOptions,
+    #[serde(flatten)]
+    identity: IdentityOptions,
     /// Terminate the session after the (first) task completes.
     terminate_on_completion: Option<bool>,
 }
@@ -33,6 +35,87 @@ pub struct RunTaskRequest {
     options: SessionOptions,
     #[serde(flatten)]
     profile: ProfileOptions,
+    #[serde(flatten)]
+    identity: IdentityOptions,
+}
+
+/// The browser identity of a session (start-session and run-task only; docs/proxies-and-identity.md). A
+/// bad value is 400 `INVALID_PARAMETER` naming the field.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentityOptions {
+    /// A BCP 47 language tag, e.g. `de-DE`: `navigator.language(s)`, `Intl` and the `Accept-Language`
+    /// header (`de-DE,de;q=0.9`).
+    #[schema(min_length = 1, max_length = 64, example = "de-DE")]
+    locale: Option<String>,
+    /// An IANA time zone name, e.g. `Europe/Berlin`: `Intl.DateTimeFormat().resolvedOptions().timeZone`
+    /// and `Date`.
+    #[schema(min_length = 1, max_length = 64, example = "Europe/Berlin")]
+    timezone: Option<String>,
+    /// `navigator.userAgent` and the `User-Agent` header: printable ASCII.
+    #[schema(min_length = 1, max_length = 512, pattern = "^[ -~]{1,512}$")]
+    user_agent: Option<String>,
+    /// Where `navigator.geolocation` says the browser is; the permission is granted to the session.
+    geolocation: Option<GeolocationOption>,
+}
+
+/// A position for `navigator.geolocation`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GeolocationOption {
+    #[schema(minimum = -90, maximum = 90)]
+    latitude: f64,
+    #[schema(minimum = -180, maximum = 180)]
+    longitude: f64,
+    /// Metres (default 10).
+    #[schema(minimum = 0, maximum = 100000)]
+    accuracy: Option<f64>,
+}
+
+/// One entry of `secrets`: a value, a value with the domains it may be typed on, or a TOTP seed whose
+/// one-time code (RFC 6238) is typed at the moment of typing (docs/agent.md).
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+pub enum SecretEntry {
+    Value(String),
+    Fixed(FixedSecret),
+    Totp(TotpSecret),
+}
+
+/// A value typed only on pages of `domains` (and their subdomains).
+#[derive(Deserialize, ToSchema)]
+pub struct FixedSecret {
+    #[schema(min_length = 1, max_length = 4096)]
+    value: String,
+    domains: Option<Vec<String>>,
+}
+
+/// A one-time code generator (RFC 6238): the code valid when `<secret:NAME>` is typed.
+#[derive(Deserialize, ToSchema)]
+pub struct TotpSecret {
+    /// The base32 seed (spaces, dashes, `=` padding and case are ignored); 10 to 128 bytes decoded.
+    #[schema(min_length = 16)]
+    totp: String,
+    /// 6 (default) or 8.
+    #[schema(minimum = 6, maximum = 8)]
+    digits: Option<u8>,
+    /// The time step in seconds (default 30).
+    #[schema(minimum = 1, maximum = 300)]
+    period: Option<u64>,
+    /// The HMAC hash (default SHA1).
+    algorithm: Option<TotpAlgorithm>,
+    domains: Option<Vec<String>>,
+}
+
+/// The HMAC hash of a one-time code.
+#[derive(Deserialize, ToSchema)]
+pub enum TotpAlgorithm {
+    #[serde(rename = "SHA1")]
+    Sha1,
+    #[serde(rename = "SHA256")]
+    Sha256,
+    #[serde(rename = "SHA512")]
+    Sha512,
 }
 
 /// The profile a session starts from (start-session and run-task only; not a task's).
@@ -67,9 +150,9 @@ pub struct SessionOptions {
     avoid_domains: Option<Vec<String>>,
     /// Only `default` is supported.
     mode: Option<Mode>,
-    /// Values the agent may type without seeing them (docs/api.md).
-    #[schema(value_type = Option<Object>)]
-    secrets: Option<Value>,
+    /// Values the agent may type without seeing them, by name (docs/api.md); a `totp` entry types a
+    /// one-time code (docs/agent.md).
+    secrets: Option<std::collections::BTreeMap<String, SecretEntry>>,
     /// A JSON Schema the final answer must satisfy (docs/api.md).
     #[schema(value_type = Option<Object>)]
     output_schema: Option<Value>,

@@ -176,6 +176,8 @@ pub struct SessionParams {
     pub profile: Option<String>,
     /// Whether the context's state is saved back into `profile` when the session ends (`persistProfile`).
     pub persist_profile: bool,
+    /// What the session's pages say about the browser (`locale`, `timezone`, `userAgent`, `geolocation`).
+    pub identity: crate::identity::Identity,
 }
 
 /// Which endpoint the session parameters came from: run-task requires taskDetails and forces
@@ -218,6 +220,7 @@ impl SessionParams {
             recording,
             profile,
             persist_profile,
+            identity: crate::identity::Identity::read(&f)?,
         })
     }
 }

@@ -100,7 +100,12 @@ pub(crate) async fn lease_with_profile(
     if let Some(name) = writes {
         claim(shared, user, name, session).await?;
     }
-    let opened = match shared.pool.lease(params.limits.avoid_domains.clone()).await {
+    let leased = match shared.pool.lease(params.limits.avoid_domains.clone()).await {
+        // The identity is in place before the first page loads anything.
+        Ok(lease) => lease.page().set_identity(params.identity.clone()).await.map(|()| lease),
+        Err(e) => Err(e),
+    };
+    let opened = match leased {
         Ok(lease) => match &params.profile {
             Some(name) => load(shared, user, name, params.persist_profile, &lease).await.map(|p| (lease, Some(p))),
             None => Ok((lease, None)),

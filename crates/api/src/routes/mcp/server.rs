@@ -73,12 +73,17 @@ fn limit_properties() -> Value {
         "avoidDomains": { "type": "array", "items": { "type": "string" } },
         "secrets": {
             "type": "object",
-            "description": "name: value (or {value, domains}); the agent types <secret:NAME> without seeing the value",
+            "description": "name: value (or {value, domains}, or {totp: base32 seed, digits?, period?, algorithm?, \
+                            domains?} for a one-time code); the agent types <secret:NAME> without seeing the value",
             "additionalProperties": {
                 "oneOf": [
                     { "type": "string" },
                     { "type": "object", "properties": { "value": { "type": "string" },
-                      "domains": { "type": "array", "items": { "type": "string" } } }, "required": ["value"] }
+                      "domains": { "type": "array", "items": { "type": "string" } } }, "required": ["value"] },
+                    { "type": "object", "properties": { "totp": { "type": "string" },
+                      "digits": { "enum": [6, 8] }, "period": { "type": "integer", "minimum": 1, "maximum": 300 },
+                      "algorithm": { "enum": ["SHA1", "SHA256", "SHA512"] },
+                      "domains": { "type": "array", "items": { "type": "string" } } }, "required": ["totp"] }
                 ]
             }
         },
@@ -97,19 +102,31 @@ fn with_task_details(required: bool) -> Value {
     s
 }
 
+/// A session's browser identity (docs/proxies-and-identity.md), for the tools that start a session.
+fn with_identity(mut s: Value) -> Value {
+    s["properties"]["locale"] = json!({ "type": "string", "description": "BCP 47 tag, e.g. de-DE" });
+    s["properties"]["timezone"] = json!({ "type": "string", "description": "IANA zone, e.g. Europe/Berlin" });
+    s["properties"]["userAgent"] = json!({ "type": "string", "maxLength": 512 });
+    s["properties"]["geolocation"] = json!({ "type": "object", "properties": {
+        "latitude": { "type": "number", "minimum": -90, "maximum": 90 },
+        "longitude": { "type": "number", "minimum": -180, "maximum": 180 },
+        "accuracy": { "type": "number", "minimum": 0, "maximum": 100000 } }, "required": ["latitude", "longitude"] });
+    s
+}
+
 fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "run_task",
             "Runs one task in a new session that ends with it. Waits up to the inline wait (50 s); returns the \
              result, or status pending with sessionId, taskId and pollUrl (then use get_task).",
-            schema(with_task_details(true)),
+            schema(with_identity(with_task_details(true))),
         ),
         Tool::new(
             "start_session",
             "Opens a persistent browser session (optionally with a first task); returns its sessionId.",
             schema({
-                let mut s = with_task_details(false);
+                let mut s = with_identity(with_task_details(false));
                 s["properties"]["terminateOnCompletion"] = json!({ "type": "boolean" });
                 s
             }),
