@@ -1,6 +1,7 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
 pub mod account;
+pub mod challenges;
 mod dynamic;
 pub mod files;
 mod html;
@@ -174,6 +175,7 @@ fn router(state: SiteState) -> Router {
         .route("/paint", get(paint::paint))
         .route("/search", get(search::search))
         .route("/whep-player", get(whep_player::whep_player))
+        .merge(challenges::routes())
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
         .layer(middleware::from_fn_with_state(state.clone(), record))

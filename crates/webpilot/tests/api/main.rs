@@ -30,6 +30,7 @@ mod egress;
 mod endpoints;
 mod files;
 mod hardening;
+mod human_checks;
 mod input_rules;
 mod live_view;
 mod live_view_secrets;
