@@ -289,10 +289,13 @@ mod tests {
         ResponseField { name: name.into(), filled: false }
     }
 
+    /// A case: what it is, the facts, and the kind and sitekey expected.
+    type Case = (&'static str, PageFacts, Option<(ChallengeKind, Option<&'static str>)>);
+
     #[test]
     fn each_kind_is_told_apart_from_the_markup_alone() {
         let plain = PageFacts { title: "Shop".into(), text: "Buy things".into(), text_len: 10, ..Default::default() };
-        let cases: Vec<(&str, PageFacts, Option<(ChallengeKind, Option<&str>)>)> = vec![
+        let cases: Vec<Case> = vec![
             ("a plain page", plain.clone(), None),
             (
                 "a .g-recaptcha element",

@@ -99,3 +99,73 @@ impl Solver {
         answer.unwrap_or(Err(SolverError::TimedOut(self.timeout.as_secs())))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// A one-answer HTTP server: reads the request (to its JSON body's end), waits `delay`, answers `raw`.
+    async fn serve(status: &'static str, body: &'static str, delay: Duration) -> url::Url {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !got.ends_with(b"}") {
+                        match s.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => got.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    tokio::time::sleep(delay).await;
+                    let raw = format!(
+                        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = s.write_all(raw.as_bytes()).await;
+                });
+            }
+        });
+        url::Url::parse(&format!("http://{addr}/solve")).expect("url")
+    }
+
+    fn request() -> SolveRequest {
+        SolveRequest { kind: "turnstile", sitekey: "0x4K".into(), page_url: "https://a.test/".into(), action: None }
+    }
+
+    #[test]
+    fn the_request_has_the_documented_shape() {
+        let mut r = request();
+        assert_eq!(
+            serde_json::to_value(&r).expect("json"),
+            json!({ "type": "turnstile", "sitekey": "0x4K", "pageUrl": "https://a.test/" })
+        );
+        r.action = Some("login".into());
+        assert_eq!(serde_json::to_value(&r).expect("json")["action"], "login");
+    }
+
+    #[tokio::test]
+    async fn a_token_an_error_status_no_token_and_no_answer_in_time() {
+        let cases: [(&str, &str, Duration, Result<String, SolverError>); 4] = [
+            ("200 OK", r#"{"token":" tok-1 "}"#, Duration::ZERO, Ok("tok-1".into())),
+            ("500 Internal Server Error", r#"{"error":"x"}"#, Duration::ZERO, Err(SolverError::Status(500))),
+            ("200 OK", r#"{"token":""}"#, Duration::ZERO, Err(SolverError::NoToken)),
+            ("200 OK", r#"{"token":"late"}"#, Duration::from_secs(30), Err(SolverError::TimedOut(1))),
+        ];
+        for (status, body, delay, want) in cases {
+            let url = serve(status, body, delay).await;
+            let solver = Solver::new(url, None, Duration::from_secs(1)).expect("client");
+            assert_eq!(solver.solve(&request()).await, want, "{status} {body}");
+        }
+        let closed = url::Url::parse("http://127.0.0.1:1/solve").expect("url");
+        let solver = Solver::new(closed, None, Duration::from_secs(1)).expect("client");
+        assert_eq!(solver.solve(&request()).await, Err(SolverError::Unreachable));
+        assert_eq!(SolverError::TimedOut(1).outcome(), "solver_timed_out");
+        assert_eq!(SolverError::Status(500).outcome(), "solver_failed");
+    }
+}

@@ -139,6 +139,11 @@ async fn each_kind_of_human_check_pauses_the_task_until_a_person_passes_it() {
 #[tokio::test]
 async fn a_solver_passes_widget_checks_and_a_failing_solver_falls_back_to_the_guardrail() {
     let solver = FakeSolver::start().await;
+    // The solver's address is checked like a webhook's: loopback only when --egress-allow names it.
+    let refused = TestApp::start_error(&["--captcha-solver-url", &solver.url()]).await;
+    assert!(refused.contains("--captcha-solver-url") && refused.contains("127.0.0.1"), "{refused}");
+    let refused = TestApp::start_error(&["--captcha-solver-url", "ftp://solver.example/"]).await;
+    assert!(refused.contains("http or https"), "{refused}");
     let app = TestApp::spawn_with(|s| {
         also_allow(s, &format!("127.0.0.1:{}", solver.port()))
             .arg("captcha-solver-url", solver.url())
