@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     pub(crate) files_dir: Option<std::path::PathBuf>,
     /// The context's download events for DevTools clients (`downloads.rs`); none on a remote browser.
     pub(crate) download_events: Option<tokio::sync::broadcast::Sender<String>>,
+    /// The address of the last document opened that came with `cf-mitigated: challenge` (`challenges.rs`).
+    pub(crate) challenge_served: Mutex<Option<String>>,
 }
 
 impl SessionPage {
@@ -89,6 +91,7 @@ impl SessionPage {
             frames: Default::default(),
             files_dir,
             download_events,
+            challenge_served: Mutex::new(None),
         });
         let destroyed = within(
             settings.cdp_timeout,

@@ -22,6 +22,9 @@ pub struct PageFacts {
     pub headings: String,
     /// Whether the markup carries Cloudflare's challenge markers (`cf-chl`, `_cf_chl_opt`).
     pub cf_chl: bool,
+    /// Whether the document came with Cloudflare's `cf-mitigated: challenge` header (seen on navigation,
+    /// not by the page's script).
+    pub mitigated: bool,
     /// Elements with a widget's class (`g-recaptcha`, `h-captcha`, `cf-turnstile`, `grecaptcha-badge`).
     pub widgets: Vec<WidgetFact>,
     /// The addresses of the page's frames.
@@ -162,8 +165,8 @@ fn interstitial(f: &PageFacts) -> Option<Challenge> {
     let title = f.title.to_lowercase();
     let titled = INTERSTITIAL_TITLES.iter().any(|t| title.contains(t));
     let refused = matches!(f.status, Some(403 | 429 | 503));
-    ((titled && (f.cf_chl || refused)) || (f.cf_chl && refused))
-        .then(|| Challenge::new(ChallengeKind::CloudflareInterstitial))
+    let challenged = ((f.mitigated || titled || f.cf_chl) && refused) || (titled && f.cf_chl);
+    challenged.then(|| Challenge::new(ChallengeKind::CloudflareInterstitial))
 }
 
 /// Whether the kind's response field holds a token (a solved widget, or one that was given a token).
@@ -385,6 +388,16 @@ mod tests {
                     ..plain.clone()
                 },
                 Some((CloudflareInterstitial, None)),
+            ),
+            (
+                "a page served with cf-mitigated: challenge, whatever its markup",
+                PageFacts { status: Some(403), mitigated: true, ..plain.clone() },
+                Some((CloudflareInterstitial, None)),
+            ),
+            (
+                "the same address reloaded with 200 once passed",
+                PageFacts { status: Some(200), mitigated: true, ..plain.clone() },
+                None,
             ),
             (
                 "a \"Just a moment\" title alone on a 200 page is no interstitial",

@@ -69,7 +69,7 @@ fn has_cookie(headers: &HeaderMap, name: &str) -> bool {
         .any(|c| c.trim() == format!("{name}=ok"))
 }
 
-/// `/challenges/{recaptcha,recaptcha-v3,hcaptcha,turnstile,interstitial,generic}`.
+/// `/challenges/{recaptcha,recaptcha-v3,hcaptcha,turnstile,interstitial,mitigated,generic}`.
 async fn challenge(Path(kind): Path<String>, headers: HeaderMap) -> Response {
     let person = |field: &str| {
         format!(
@@ -131,6 +131,17 @@ root.innerHTML = '<iframe title="hCaptcha" width="303" height="78" src="https://
             r.headers_mut().insert("cf-mitigated", HeaderValue::from_static("challenge"));
             return r;
         }
+        // Known by its `cf-mitigated: challenge` header alone: no title, marker or phrase gives it away.
+        "mitigated" if has_cookie(&headers, "wp_mitigated") => form(&kind, ""),
+        "mitigated" => {
+            let body = format!(
+                "<h1>One more step</h1>\n<p>Please wait while we look at your connection.</p>\n{}",
+                pass_button(&kind, "wp_mitigated", "Continue")
+            );
+            let mut r = (StatusCode::FORBIDDEN, page("One more step", &body)).into_response();
+            r.headers_mut().insert("cf-mitigated", HeaderValue::from_static("challenge"));
+            return r;
+        }
         "generic" if has_cookie(&headers, "wp_human") => form(&kind, ""),
         "generic" => {
             let body = format!(
@@ -162,6 +173,7 @@ async fn check(Query(q): Query<HashMap<String, String>>, headers: HeaderMap) -> 
         (_, Some(f)) => q.get(f).is_some_and(|t| t == CHALLENGE_TOKEN),
         ("interstitial", None) => has_cookie(&headers, "wp_clearance"),
         ("generic", None) => has_cookie(&headers, "wp_human"),
+        ("mitigated", None) => has_cookie(&headers, "wp_mitigated"),
         _ => false,
     };
     let name = escape(q.get("name").map_or("", String::as_str));

@@ -69,7 +69,7 @@ async fn person_passes(app: &TestApp, key: &str, sid: &str, kind: &str) {
     let (x, y) = PERSON_BUTTON;
     interact(app, key, sid, json!({ "type": "CLICK", "x": x, "y": y + 155.0 })).await;
     wait_until(LIMIT, "the person's click", || clicks(app, kind) == 1).await;
-    if matches!(kind, "interstitial" | "generic") {
+    if matches!(kind, "interstitial" | "mitigated" | "generic") {
         // The page reloads past the check (its cookie set).
         let path = format!("/challenges/{kind}");
         wait_until(LIMIT, "the page past the check", || {
@@ -208,7 +208,7 @@ async fn a_solver_passes_widget_checks_and_a_failing_solver_falls_back_to_the_gu
 #[tokio::test]
 async fn the_model_never_sees_an_unpassed_check_and_is_told_a_person_passed_it() {
     let (app, model) = with_model(|s| s).await;
-    let url = app.site.url("/challenges/interstitial");
+    let url = app.site.url("/challenges/mitigated");
     model.push(vec![
         Reply::call("navigate", json!({ "url": url })),
         Reply::call("type", json!({ "index": "@Name", "text": "Ada" })),
@@ -219,17 +219,17 @@ async fn the_model_never_sees_an_unpassed_check_and_is_told_a_person_passed_it()
     let sid = app.start_session(&key, json!({})).await;
     let r = app.new_task(&key, &sid, "Sign up as Ada").await;
     let tid = r.body["taskId"].as_str().expect("taskId").to_owned();
-    // The interstitial comes with 403: a check, not PAGE_HTTP_ERROR.
+    // A 403 page known as a challenge by its `cf-mitigated: challenge` header alone: a check, not PAGE_HTTP_ERROR.
     let g = app.poll_until(&sid, &tid, LIMIT, |b| b["type"] == "guardrail_trigger" || b["status"] == "failed").await;
     assert_eq!(g["data"]["type"], "human_verification_needed", "{g}");
     assert_eq!(model.requests().len(), 1, "the model was not asked while the check waited");
-    person_passes(&app, &key, &sid, "interstitial").await;
+    person_passes(&app, &key, &sid, "mitigated").await;
     let done = app.poll_final(&sid, &tid, LIMIT).await;
     assert_eq!(done["data"]["message"], "signed up", "{done}");
     let reqs = model.requests();
     let after = reqs[1]["messages"].as_array().and_then(|m| m.last()).map(content_text).unwrap_or_default();
     assert!(after.contains("A person passed the Cloudflare"), "{after}");
     assert!(app.site.was_requested(None, "/challenges/check"), "the form was sent");
-    assert_eq!(clicks(&app, "interstitial"), 1);
+    assert_eq!(clicks(&app, "mitigated"), 1);
     app.stop().await;
 }
