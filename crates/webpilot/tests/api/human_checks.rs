@@ -8,7 +8,6 @@ use crate::agent::with_model;
 use crate::helpers::{wait_until, Settings, TestApp};
 use crate::recordings::json_of;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use webpilot_testkit::model::content_text;
 use webpilot_testkit::site::challenges::PERSON_BUTTON;
@@ -30,17 +29,24 @@ fn sign_up(url: &str) -> String {
     format!("open {url}\ntype \"Ada\" into \"Name\"\nclick \"Submit\"\nreport the text of \"#result\"")
 }
 
-/// Every event of the session from now on (their wire form), kept as they come.
-fn record_events(app: &TestApp, sid: &str) -> Arc<Mutex<Vec<Value>>> {
-    let mut rx = app.app().manager.subscribe(sid).expect("live session");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let into = seen.clone();
-    tokio::spawn(async move {
-        while let Ok(ev) = rx.recv().await {
-            into.lock().expect("lock").push(ev.wire().1);
+/// The session's events from now on (their wire form). Read with `drain` after a poll saw what follows
+/// them: an event is published before the state a poll reads, so nothing races.
+struct Events {
+    rx: tokio::sync::broadcast::Receiver<webpilot_core::events::SessionEvent>,
+    seen: Vec<Value>,
+}
+
+impl Events {
+    fn of(app: &TestApp, sid: &str) -> Events {
+        Events { rx: app.app().manager.subscribe(sid).expect("live session"), seen: Vec::new() }
+    }
+
+    fn drain(&mut self) -> &[Value] {
+        while let Ok(ev) = self.rx.try_recv() {
+            self.seen.push(ev.wire().1);
         }
-    });
-    seen
+        &self.seen
+    }
 }
 
 /// The `human_verification` actions among `events`, as (kind, outcome).
@@ -103,7 +109,7 @@ async fn each_kind_of_human_check_pauses_the_task_until_a_person_passes_it() {
     assert!(message.starts_with("Guardrail triggered: A \"verify you are human\" check is on"), "{message}");
 
     let sid = app.start_session(&key, json!({})).await;
-    let events = record_events(&app, &sid);
+    let mut events = Events::of(&app, &sid);
     for (page, kind) in KINDS {
         let url = app.site.url(&format!("/challenges/{page}"));
         let r = app.new_task(&key, &sid, &sign_up(&url)).await;
@@ -122,12 +128,12 @@ async fn each_kind_of_human_check_pauses_the_task_until_a_person_passes_it() {
         let said = done["data"]["message"].as_str().unwrap_or_default();
         assert!(said.starts_with(&format!("accepted {page} for Ada")), "{page}: {said}");
         assert_eq!(clicks(&app, page), 1, "{page}: only the person clicked");
-        let seen = verifications(&events.lock().expect("lock"));
+        let seen = verifications(events.drain());
         let mine: Vec<_> = seen.iter().filter(|(k, _)| k == kind).map(|(_, o)| o.as_str()).collect();
         assert_eq!(mine, ["detected", "solved_by_person"], "{page}: {seen:?}");
     }
     // The agent was told, and no check was asked about twice.
-    let all = events.lock().expect("lock").clone();
+    let all = events.drain().to_vec();
     let told = all
         .iter()
         .filter(|e| e["type"] == "agent" && e["content"].as_str().is_some_and(|c| c.contains("A person passed")));
@@ -153,7 +159,7 @@ async fn a_solver_passes_widget_checks_and_a_failing_solver_falls_back_to_the_gu
     let key = app.key().await;
     let r = app.post("/start/start-session", &key, json!({ "recording": true })).await;
     let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
-    let events = record_events(&app, &sid);
+    let mut events = Events::of(&app, &sid);
     let widgets = [
         ("recaptcha", "recaptcha_v2", "6Lc-fixture-recaptcha", None, "yes"),
         ("recaptcha-v3", "recaptcha_v3", "6Lc-fixture-v3", Some("signup"), "yes"),
@@ -174,25 +180,29 @@ async fn a_solver_passes_widget_checks_and_a_failing_solver_falls_back_to_the_gu
         assert_eq!(solver.requests().last(), Some(&asked), "{page}");
         assert_eq!(clicks(&app, page), 0, "{page}: the widget was clicked");
     }
-    let seen = verifications(&events.lock().expect("lock"));
+    let seen = verifications(events.drain());
     assert_eq!(seen.iter().filter(|(_, o)| o == "solved_by_solver").count(), widgets.len(), "{seen:?}");
-    assert!(!events.lock().expect("lock").iter().any(|e| e["type"] == "guardrail_trigger"), "no guardrail");
+    assert!(!events.drain().iter().any(|e| e["type"] == "guardrail_trigger"), "no guardrail");
 
-    // A solver that answers 500: the task falls back to the guardrail.
+    // A solver that answers 500: the task falls back to the guardrail, which nobody answers in time.
     solver.set_failing(true);
     let url = app.site.url("/challenges/turnstile");
-    let r = app.new_task(&key, &sid, &sign_up(&url)).await;
+    let task =
+        json!({ "actionType": "newTask", "newState": "start", "taskDetails": sign_up(&url), "maxDuration": 5000 });
+    let r = app.send(&key, &sid, task).await;
     let tid = r.body["taskId"].as_str().expect("taskId").to_owned();
     let g = app.poll_until(&sid, &tid, LIMIT, |b| b["type"] == "guardrail_trigger" || b["status"] == "failed").await;
     assert_eq!(g["data"]["type"], "human_verification_needed", "{g}");
-    let failed = events.lock().expect("lock").iter().any(|e| {
+    let failed = events.drain().iter().any(|e| {
         e["data"]["name"] == "human_verification"
             && e["data"]["outcome"] == "solver_failed"
             && e["data"]["reason"].as_str().is_some_and(|r| r.contains("500"))
     });
-    assert!(failed, "{:?}", verifications(&events.lock().expect("lock")));
-    assert_eq!(app.state(&key, &sid, "stop").await.status, 200);
-    app.poll_final(&sid, &tid, LIMIT).await;
+    assert!(failed, "{:?}", verifications(events.drain()));
+    let timed_out = app.poll_final(&sid, &tid, LIMIT).await;
+    assert_eq!(timed_out["code"], "TASK_TIMEOUT", "{timed_out}");
+    let seen = verifications(events.drain());
+    assert_eq!(seen.last(), Some(&("turnstile".into(), "timed_out".into())), "{seen:?}");
 
     // The timeline has every check with its kind and outcome.
     let path = format!("{}/recordings/{sid}/events", app.base);
@@ -201,6 +211,7 @@ async fn a_solver_passes_widget_checks_and_a_failing_solver_falls_back_to_the_gu
     let entries: Vec<Value> = timeline["events"].as_array().cloned().unwrap_or_default();
     let in_timeline = verifications(&entries.iter().map(|e| e["data"].clone()).collect::<Vec<_>>());
     assert!(in_timeline.contains(&("turnstile".into(), "solver_failed".into())), "{in_timeline:?}");
+    assert!(in_timeline.contains(&("turnstile".into(), "timed_out".into())), "{in_timeline:?}");
     assert!(in_timeline.contains(&("recaptcha_v3".into(), "solved_by_solver".into())), "{in_timeline:?}");
     app.stop().await;
 }
