@@ -112,7 +112,8 @@ async fn try_solver(
     let request = SolveRequest {
         kind: solver_type,
         sitekey: sitekey.clone(),
-        page_url: url.to_owned(),
+        // A secret typed into a GET form may be in the address: the solver gets its name, never its value.
+        page_url: ctx.events.mask(url),
         action: challenge.action.clone(),
     };
     let token = match ctx.control.guard(solver.solve(&request)).await? {
