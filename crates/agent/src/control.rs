@@ -135,8 +135,16 @@ impl TaskControl {
 
     /// Asks a human (a guardrail): publishes `guardrail_trigger` and waits for the answer.
     pub async fn ask_human(&self, question: &str) -> Result<String, AgentError> {
+        self.ask(Guardrail::human_input_needed(self.inner.sink.mask(question))).await
+    }
+
+    /// Asks a person to pass a human check (a `human_verification_needed` guardrail) and waits for the answer.
+    pub async fn ask_verification(&self, value: &str) -> Result<String, AgentError> {
+        self.ask(Guardrail::human_verification_needed(self.inner.sink.mask(value))).await
+    }
+
+    async fn ask(&self, guardrail: Guardrail) -> Result<String, AgentError> {
         let (tx, rx) = oneshot::channel();
-        let guardrail = Guardrail::human_input_needed(self.inner.sink.mask(question));
         self.inner.guardrail.send_replace(Some(Pending { guardrail: guardrail.clone(), answer: tx }));
         self.inner.sink.emit(TaskEvent::GuardrailTrigger(guardrail));
         let answer = tokio::select! {

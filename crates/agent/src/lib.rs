@@ -4,6 +4,7 @@
 //! with a chat model; the offline planner, which follows explicit step-by-step English instructions, is
 //! the agent used when no model is configured.
 
+pub mod checks;
 mod control;
 mod meter;
 pub mod model;
@@ -13,6 +14,7 @@ mod reveal;
 mod sink;
 pub mod trace;
 
+pub use checks::{HumanChecks, TaskChecks};
 pub use control::TaskControl;
 pub use meter::UsageMeter;
 pub use sink::EventSink;
@@ -46,6 +48,8 @@ pub struct AgentContext {
     pub secrets: Secrets,
     /// The actions carried out, for a later replay.
     pub trace: TraceRecorder,
+    /// Human checks (CAPTCHAs, challenge pages) met on the way, and the solver, if any.
+    pub checks: TaskChecks,
 }
 
 /// A task's failure, with the code reported on poll and events.

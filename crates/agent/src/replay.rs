@@ -124,6 +124,14 @@ pub async fn run(
         if let Err(e) = ctx.control.checkpoint().await {
             return (Err(e), report);
         }
+        match crate::checks::before_step(ctx).await {
+            Ok(Some(note)) => ctx.events.agent(note),
+            Ok(None) => {}
+            Err(e) => return (Err(e), report),
+        }
+        if let Err(e) = ctx.control.checkpoint().await {
+            return (Err(e), report);
+        }
         match replay_step(ctx, step).await {
             Ok(Some(Outcome::Done { message, success: true, output })) => {
                 match crate::model::answer::accept(schema.as_ref(), message, output) {

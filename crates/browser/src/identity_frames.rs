@@ -7,7 +7,7 @@
 
 use crate::error::BrowserError;
 use crate::process::BrowserProcess;
-use crate::tabs::AbortOnDrop;
+use tokio_util::task::AbortOnDropHandle;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,7 +25,7 @@ pub(crate) struct FrameIdentity {
     out: mpsc::UnboundedSender<String>,
     pending: Pending,
     next: Arc<AtomicU64>,
-    _tasks: Vec<AbortOnDrop>,
+    _tasks: Vec<AbortOnDropHandle<()>>,
 }
 
 impl FrameIdentity {
@@ -40,14 +40,14 @@ impl FrameIdentity {
             None => {
                 let (out, answers, pumps) =
                     crate::frames::ws_channels(process.browser.websocket_address(), timeout).await?;
-                tasks.extend(pumps.map(AbortOnDrop));
+                tasks.extend(pumps.map(AbortOnDropHandle::new));
                 (out, answers)
             }
         };
         let pending: Pending = Arc::default();
         let next = Arc::new(AtomicU64::new(1));
         let reader = read(answers, out.clone(), pending.clone(), next.clone(), Arc::new(overrides));
-        tasks.push(AbortOnDrop(tokio::spawn(reader)));
+        tasks.push(AbortOnDropHandle::new(tokio::spawn(reader)));
         Ok(FrameIdentity { out, pending, next, _tasks: tasks })
     }
 

@@ -4,6 +4,7 @@
 //! session through its own egress proxy (crate `webpilot-egress`).
 
 mod adopt;
+mod challenges;
 mod config;
 mod cookies;
 mod downloads;
@@ -34,6 +35,7 @@ mod tabs;
 mod upload;
 mod warm;
 
+pub use challenges::TokenPlaced;
 pub use config::BrowserSettings;
 pub use cookies::CookieJar;
 pub use downloads::{DownloadLimits, DownloadOutcome};

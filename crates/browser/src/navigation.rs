@@ -70,19 +70,43 @@ impl SessionPage {
                     Err(BrowserError::HttpStatus { url: url.to_owned(), status })
                 }
                 Some(err) => Err(BrowserError::NavigationFailed { url: url.to_owned(), reason: err }),
-                None => Ok(()),
+                None => Ok(res.result.loader_id.clone()),
             }
         };
         let crash = crashed.crashed();
-        tokio::select! {
+        let loader = tokio::select! {
             r = tokio::time::timeout(self.inner.nav_timeout, nav) => match r {
                 Err(_) | Ok(Err(BrowserError::Timeout(_))) => return Err(BrowserError::NavigationTimeout(url.to_owned())),
                 Ok(r) => r?,
             },
             _ = crash => return Err(BrowserError::PageCrash),
+        };
+        self.wait_loaded().await?;
+        let served = challenge_served(&mut responses, loader.as_ref());
+        if let Ok(mut slot) = self.inner.challenge_served.lock() {
+            *slot = served;
         }
-        self.wait_loaded().await
+        Ok(())
     }
+}
+
+/// The address of the document loaded by `loader` when it came with Cloudflare's `cf-mitigated:
+/// challenge` header, from the responses already received (the page has loaded, so its own is among them).
+fn challenge_served(responses: &mut EventStream<EventResponseReceived>, loader: Option<&LoaderId>) -> Option<String> {
+    use futures::FutureExt;
+    while let Some(Some(event)) = responses.next().now_or_never() {
+        if event.r#type != ResourceType::Document || loader.is_some_and(|l| *l != event.loader_id) {
+            continue;
+        }
+        let headers = event.response.headers.inner().as_object().cloned().unwrap_or_default();
+        let mitigated = headers.iter().any(|(name, value)| {
+            name.eq_ignore_ascii_case("cf-mitigated") && value.as_str().is_some_and(|v| v.trim() == "challenge")
+        });
+        if mitigated {
+            return Some(event.response.url.clone());
+        }
+    }
+    None
 }
 
 /// Chromium's error for a load whose HTTP error status came without a body (it shows its own page).

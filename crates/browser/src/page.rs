@@ -64,6 +64,8 @@ pub(crate) struct Inner {
     pub(crate) download_events: Option<tokio::sync::broadcast::Sender<String>>,
     /// The session's browser identity, given to every page it opens (`identity.rs`).
     pub(crate) identity: Mutex<Option<Arc<crate::identity::Applied>>>,
+    /// The address of the last document opened that came with `cf-mitigated: challenge` (`challenges.rs`).
+    pub(crate) challenge_served: Mutex<Option<String>>,
 }
 
 impl SessionPage {
@@ -96,6 +98,7 @@ impl SessionPage {
             files_dir,
             download_events,
             identity: Mutex::new(None),
+            challenge_served: Mutex::new(None),
         });
         let destroyed = within(
             settings.cdp_timeout,

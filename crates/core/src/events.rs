@@ -24,9 +24,14 @@ pub struct ResultData {
     pub total_tokens: u64,
 }
 
+/// The guardrail type of a human check waiting for a person.
+pub const HUMAN_VERIFICATION_NEEDED: &str = "human_verification_needed";
+
 /// A guardrail: the agent needs a human's input.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Guardrail {
+    /// `human_input_needed` (the agent asks a question), or `human_verification_needed` (a CAPTCHA or
+    /// challenge page waits for a person: take over, pass it, release control, then answer).
     #[serde(rename = "type")]
     pub kind: String,
     pub value: String,
@@ -35,6 +40,11 @@ pub struct Guardrail {
 impl Guardrail {
     pub fn human_input_needed(question: impl Into<String>) -> Self {
         Guardrail { kind: "human_input_needed".into(), value: question.into() }
+    }
+
+    /// A human check (a CAPTCHA or challenge page) waits for a person: `value` says what, where and how to go on.
+    pub fn human_verification_needed(value: impl Into<String>) -> Self {
+        Guardrail { kind: HUMAN_VERIFICATION_NEEDED.into(), value: value.into() }
     }
 }
 

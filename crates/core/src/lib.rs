@@ -1,6 +1,7 @@
 //! webpilot-core: the service's vocabulary with no I/O — ids, the error-code table, the session state
 //! machine, validated request parameters, events, the domain policy, geometry and billing arithmetic.
 
+pub mod challenge;
 pub mod chat;
 pub mod egress;
 pub mod error;

@@ -231,6 +231,7 @@ impl SessionActor {
             self.id.clone(),
             task_id.clone(),
             start,
+            self.shared.config.human_checks.for_task(),
         );
         if self.manual {
             running.live.control.set_manual(true);

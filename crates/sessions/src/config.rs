@@ -36,6 +36,8 @@ pub struct SessionConfig {
     pub storage_quota_bytes: Option<i64>,
     /// The key profiles are sealed with, and their caps.
     pub profiles: crate::profiles::ProfileSettings,
+    /// Human checks met by the agent: the operator's CAPTCHA solver, if any (`--captcha-solver-url`).
+    pub human_checks: webpilot_agent::HumanChecks,
 }
 
 impl Default for SessionConfig {
@@ -55,6 +57,7 @@ impl Default for SessionConfig {
             recording_quota_bytes: None,
             storage_quota_bytes: None,
             profiles: Default::default(),
+            human_checks: Default::default(),
         }
     }
 }

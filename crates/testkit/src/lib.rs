@@ -8,9 +8,11 @@
 pub mod decoy;
 pub mod model;
 pub mod site;
+pub mod solver;
 pub mod viewer;
 
 pub use decoy::Decoy;
 pub use model::{Reply, ScriptedModel};
 pub use site::{FixtureSite, RequestRecord};
+pub use solver::FakeSolver;
 pub use viewer::Viewer;

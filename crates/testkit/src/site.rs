@@ -1,6 +1,7 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
 pub mod account;
+pub mod challenges;
 mod dynamic;
 pub mod files;
 mod html;
@@ -178,6 +179,7 @@ fn router(state: SiteState) -> Router {
         .route("/identity", get(identity::identity))
         .route("/totp", get(identity::totp))
         .route("/totp/check", get(identity::totp_check))
+        .merge(challenges::routes())
         .fallback(dynamic::not_found)
         // `Router::layer` also wraps the fallback, so unknown paths are recorded too.
         .layer(middleware::from_fn_with_state(state.clone(), record))

@@ -125,6 +125,15 @@ pub struct ServeConfig {
     /// A session with no task and no message for this long expires (ms, at most 300000).
     #[arg(long, env = "WEBPILOT_IDLE_TIMEOUT_MS", default_value_t = 300_000, value_parser = clap::value_parser!(u64).range(1000..=300_000))]
     pub idle_timeout_ms: u64,
+    /// An HTTP service the operator runs that solves CAPTCHAs (docs/agent.md, "Human checks"): it gets
+    /// `POST {type, sitekey, pageUrl, action?}` and answers `{token}`. Checked like a webhook URL: loopback
+    /// and private addresses only when `--egress-allow` names them. Without it, a check pauses the task with a
+    /// `human_verification_needed` guardrail.
+    #[arg(long, env = "WEBPILOT_CAPTCHA_SOLVER_URL")]
+    pub captcha_solver_url: Option<String>,
+    /// How long the CAPTCHA solver may take for one token (seconds); then the task falls back to the guardrail.
+    #[arg(long, env = "WEBPILOT_CAPTCHA_SOLVER_TIMEOUT", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub captcha_solver_timeout: u64,
     /// The waits between webhook delivery attempts (comma-separated durations: `500ms`, `5s`, `5m`, `2h`);
     /// after the last, a message is marked failed.
     #[arg(long, env = "WEBPILOT_WEBHOOK_RETRY_SCHEDULE", default_value = "5s,5m,30m,2h,5h,10h")]

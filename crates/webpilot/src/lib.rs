@@ -49,6 +49,8 @@ pub enum StartError {
     DataDir { path: std::path::PathBuf, source: std::io::Error },
     #[error("the object store: {0}")]
     ObjectStore(#[from] webpilot_blobs::BlobError),
+    #[error("--captcha-solver-url: {0}")]
+    CaptchaSolver(String),
 }
 
 /// A running service.
@@ -212,6 +214,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     }
     let agent = build_agent(serve)?;
     tracing::info!(agent = agent.name(), "agent ready");
+    let human_checks = captcha_solver(serve).await?;
     let manager = SessionManager::new(
         store.clone(),
         pool,
@@ -228,6 +231,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             recording_quota_bytes: quota(serve.recording_quota),
             storage_quota_bytes: quota(serve.storage_quota),
             profiles,
+            human_checks,
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -442,4 +446,19 @@ fn mcp_hosts(configured: &[String], public_url: &str) -> Vec<String> {
         }
     }
     hosts
+}
+
+/// The human checks' solver (`--captcha-solver-url`), its address checked like a webhook's.
+async fn captcha_solver(serve: &ServeConfig) -> Result<webpilot_agent::HumanChecks, StartError> {
+    let Some(raw) = serve.captcha_solver_url.as_deref().map(str::trim).filter(|u| !u.is_empty()) else {
+        return Ok(webpilot_agent::HumanChecks::default());
+    };
+    let target = webpilot_webhooks::check_url(raw, &serve.egress_allow)
+        .await
+        .map_err(|e| StartError::CaptchaSolver(e.to_string().replace("webhook url", "solver url")))?;
+    let pinned = target.domain.clone().map(|d| (d, target.addrs.clone()));
+    let timeout = Duration::from_secs(serve.captcha_solver_timeout);
+    let solver = webpilot_agent::checks::Solver::new(target.url, pinned, timeout).map_err(StartError::CaptchaSolver)?;
+    tracing::info!(timeout_s = serve.captcha_solver_timeout, "a CAPTCHA solver is configured");
+    Ok(webpilot_agent::HumanChecks::new(Some(solver)))
 }

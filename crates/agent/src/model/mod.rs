@@ -144,8 +144,15 @@ impl Agent for ModelAgent {
         let mut warning: Option<String> = None;
         for step in 1..=self.settings.max_steps {
             ctx.control.checkpoint().await?;
+            let check = crate::checks::before_step(&ctx).await?;
+            if check.is_some() {
+                ctx.control.checkpoint().await?;
+            }
             history.iter_mut().for_each(shrink);
             let (mut observation, page_print, snapshot) = self.observe(&ctx, step).await?;
+            if let Some(note) = check {
+                observation.content.push(ContentPart::Text(format!("NOTE: {note}")));
+            }
             if let Some(warning) = warning.take() {
                 // Part of the observation rather than a message of its own: some providers refuse two
                 // user messages in a row.

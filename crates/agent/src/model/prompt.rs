@@ -16,7 +16,9 @@ pub fn system_prompt(avoid_domains: &[String], secrets: &Secrets, structured: bo
          by N; those below the visible area can be clicked too. A cut page says what was left out: use find.\n\
          Rules: do one or a few actions per turn and check the next observation; an action that fails returns \
          ERROR with a code: look again and try another way. Use ask_human only for what only the user knows or \
-         decides. When finished, call done with the complete answer; if it cannot be done, success=false and why.\n",
+         decides. Never click or type inside a CAPTCHA or \"verify you are human\" check: the service hands \
+         those to a solver or a person before your turn. When finished, call done with the complete answer; if \
+         it cannot be done, success=false and why.\n",
     );
     if !avoid_domains.is_empty() {
         let _ = writeln!(

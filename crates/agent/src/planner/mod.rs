@@ -33,6 +33,10 @@ impl Agent for OfflinePlanner {
         let mut answer = String::new();
         for (i, step) in steps.iter().enumerate() {
             ctx.control.checkpoint().await?;
+            if let Some(note) = crate::checks::before_step(&ctx).await? {
+                ctx.events.agent(note);
+                ctx.control.checkpoint().await?;
+            }
             ctx.events.update(format!("step {}/{}: {}", i + 1, steps.len(), describe(step)));
             let step = with_answer(step, &answer);
             if let Some(report) = run_step(&step, &ctx, &mut answer).await? {
@@ -102,7 +106,11 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             let status = control.act(page.http_status()).await?;
             ctx.events.action("navigate", json!({ "url": url, "status": status }));
             // An error page is not the page asked for: the step failed, whatever the page shows.
+            // A challenge page (Cloudflare's interstitial comes with 403) is a check to pass, at the next step.
             if let Some(status) = status.filter(|s| *s >= 400) {
+                if crate::checks::on_page(ctx).await?.is_some() {
+                    return Ok(None);
+                }
                 return Err(BrowserError::HttpStatus { url: url.clone(), status: Some(status) }.into());
             }
         }

@@ -66,7 +66,10 @@ pub struct ActionEvent {
     #[serde(rename = "type")]
     kind: ActionType,
     task_id: String,
-    /// `{name, ...}`: the action's name and its own fields.
+    /// `{name, ...}`: the action's name and its own fields. A human check met on a page is the action
+    /// `human_verification` with `kind` (`recaptcha_v2`, `recaptcha_v3`, `hcaptcha`, `turnstile`,
+    /// `cloudflare_interstitial`, `generic`), `url` and `outcome` (`detected`, `solved_by_solver`,
+    /// `solver_failed` or `solver_timed_out` with a `reason`, `solved_by_person`, `timed_out`, `stopped`).
     #[schema(value_type = Object)]
     data: Value,
 }

@@ -31,6 +31,7 @@ mod endpoints;
 mod files;
 mod hardening;
 mod identity;
+mod human_checks;
 mod input_rules;
 mod live_view;
 mod live_view_secrets;
