@@ -77,6 +77,7 @@ impl ChatRequest {
                 recording,
                 profile: None,
                 persist_profile: false,
+                proxies: Vec::new(),
             },
             context,
         })

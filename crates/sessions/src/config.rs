@@ -36,6 +36,8 @@ pub struct SessionConfig {
     pub storage_quota_bytes: Option<i64>,
     /// The key profiles are sealed with, and their caps.
     pub profiles: crate::profiles::ProfileSettings,
+    /// The operator's named upstream proxies (`--proxy NAME=URL`).
+    pub proxies: std::sync::Arc<webpilot_core::proxies::OperatorProxies>,
 }
 
 impl Default for SessionConfig {
@@ -55,6 +57,7 @@ impl Default for SessionConfig {
             recording_quota_bytes: None,
             storage_quota_bytes: None,
             profiles: Default::default(),
+            proxies: Default::default(),
         }
     }
 }

@@ -176,6 +176,8 @@ pub struct SessionParams {
     pub profile: Option<String>,
     /// Whether the context's state is saved back into `profile` when the session ends (`persistProfile`).
     pub persist_profile: bool,
+    /// Upstream proxies the session's requests leave through (`proxies`), names not yet looked up.
+    pub proxies: Vec<crate::proxies::ProxyRoute>,
 }
 
 /// Which endpoint the session parameters came from: run-task requires taskDetails and forces
@@ -211,7 +213,9 @@ impl SessionParams {
         if persist_profile && profile.is_none() {
             return Err(missing("persistProfile needs a profile name (profile)"));
         }
+        let proxies = crate::proxies::parse_proxies(f.get("proxies"))?;
         Ok(SessionParams {
+            proxies,
             task_details,
             limits,
             terminate_on_completion: origin == SessionOrigin::RunTask || terminate,

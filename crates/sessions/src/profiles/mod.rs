@@ -96,15 +96,22 @@ pub(crate) async fn lease_with_profile(
     params: &SessionParams,
     session: &SessionId,
 ) -> Result<(BrowserLease, Option<SessionProfile>), ApiError> {
+    // Checked before anything is held: a proxy that cannot be used is the caller's 400.
+    let allow = shared.pool.settings().egress_allow.clone();
+    let routes = crate::proxies::routes(&params.proxies, &shared.config.proxies, &allow).await?;
     let writes = params.profile.as_deref().filter(|_| params.persist_profile);
     if let Some(name) = writes {
         claim(shared, user, name, session).await?;
     }
     let opened = match shared.pool.lease(params.limits.avoid_domains.clone()).await {
-        Ok(lease) => match &params.profile {
-            Some(name) => load(shared, user, name, params.persist_profile, &lease).await.map(|p| (lease, Some(p))),
-            None => Ok((lease, None)),
-        },
+        Ok(lease) => {
+            // The routes are in place before the context's first request (a profile's load is one).
+            lease.page().policy().set_routes(routes);
+            match &params.profile {
+                Some(name) => load(shared, user, name, params.persist_profile, &lease).await.map(|p| (lease, Some(p))),
+                None => Ok((lease, None)),
+            }
+        }
         Err(BrowserError::NoCapacity) => Err(ApiError::code(ErrorCode::NoInstancesAvailable)),
         Err(other) => {
             tracing::error!(error = %other, "preparing a browser for a session failed");
