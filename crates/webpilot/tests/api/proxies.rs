@@ -134,6 +134,13 @@ async fn each_host_goes_through_its_own_proxy_after_the_policy_and_no_password_s
         assert_eq!(done["type"], "task_completed", "{task}: {done}");
         answers.push(done.to_string());
     }
+    // https goes through CONNECT with the same credentials. The fixture speaks plain http, so the TLS
+    // handshake inside the tunnel fails and the task with it: the tunnel is what is checked here
+    // (webpilot-egress's tests/upstream_tls.rs fetches a real HTTPS page through both proxy kinds).
+    let https = app.run_in(&key, &sid, &format!("open https://127.0.0.1:{site_port}/ then report the url")).await;
+    answers.push(https.to_string());
+    let tunnels: Vec<_> = http.hits().into_iter().filter(|h| h.method == "CONNECT").collect();
+    assert!(!tunnels.is_empty() && tunnels.iter().all(|h| h.accepted && h.path.is_none()), "{:?}", http.hits());
     crate::helpers::wait_until(Duration::from_secs(20), "the download is stored", || {
         app.site.requests().iter().any(|r| r.path == "/files/report.csv")
     })
