@@ -82,8 +82,11 @@ async fn each_host_goes_through_its_own_proxy_after_the_policy_and_no_password_s
     let office = TestProxy::start(ProxyKind::Http, "carol", OPERATOR_PASSWORD).await;
     let proxies_allowed = format!("127.0.0.1:{},127.0.0.1:{}", http.addr.port(), socks.addr.port());
     let operator = format!("office=http://carol:{OPERATOR_PASSWORD}@{}", office.addr);
-    let app = TestApp::spawn_with(|s| also_allow(s, &proxies_allowed).arg("proxy", &operator)).await;
+    let receiver = crate::webhooks::Receiver::start(0).await;
+    let allowed = format!("{proxies_allowed},127.0.0.1:{}", receiver.port);
+    let app = TestApp::spawn_with(|s| also_allow(s, &allowed).arg("proxy", &operator)).await;
     let key = app.key().await;
+    crate::webhooks::register(&app, &key, &receiver, None).await;
     let mut answers: Vec<String> = Vec::new();
     let site_port = app.site.port();
 
@@ -181,9 +184,13 @@ async fn each_host_goes_through_its_own_proxy_after_the_policy_and_no_password_s
     app.state(&key, &sid, "terminate").await;
     let events = serde_json::to_string(&events.await.expect("events")).expect("events json");
     assert!(events.contains("end_session") && events.contains("/pricing"), "the events were collected: {events}");
+    let ended = |a: &[Value]| a.iter().any(|x| x["type"] == "session.ended" && x.to_string().contains(sid.as_str()));
+    let hooks = receiver.wait("the session's webhooks", Duration::from_secs(30), ended).await;
+    let hooks = serde_json::to_string(&hooks).expect("webhook bodies");
+    assert!(hooks.contains("task.completed"), "{hooks}");
     let logs = logs.text();
     assert!(logs.contains("session started"), "the logs were captured");
-    for (what, text) in [("answers", answers.join("\n")), ("events", events), ("logs", logs)] {
+    for (what, text) in [("answers", answers.join("\n")), ("events", events), ("webhooks", hooks), ("logs", logs)] {
         for secret in [HTTP_PASSWORD, SOCKS_PASSWORD, OPERATOR_PASSWORD] {
             assert!(!text.contains(secret), "a proxy password is in the {what}");
         }
