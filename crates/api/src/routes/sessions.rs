@@ -159,6 +159,7 @@ pub struct LiveSession {
         (status = 200, description = "The operator's proxies, by name", body = ProxyList),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR` (the key could not be checked)", body = ErrorBody),
     ))]
 pub async fn proxies(State(state): State<AppState>, AuthUser(_user): AuthUser) -> Json<ProxyList> {
     let proxies = state.manager.proxy_names().into_iter().map(|name| ProxyName { name }).collect();
