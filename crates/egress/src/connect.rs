@@ -71,11 +71,11 @@ impl Connector {
         let routes = self.policy.routes();
         if let Some(route) = route_for(&routes, &canonical) {
             let up = route.target.clone();
-            // An address (or localhost) is decided here as for a direct connection, so the upstream never
-            // hears of a loopback or private destination the policy refuses. A name goes to the proxy,
-            // which resolves it on its side.
-            if canonical.parse::<IpAddr>().is_ok() || canonical == "localhost" || canonical.ends_with(".localhost") {
-                let addrs = resolve(&canonical, port).await?;
+            // Decided here as for a direct connection, so the upstream never hears of a destination the
+            // policy refuses: an address, `localhost`, or a name that resolves here to loopback or a private
+            // network (an internal name, through a proxy that could reach it). The name itself goes to
+            // the proxy, which resolves it on its side; a name unknown here is left to the proxy.
+            if let Ok(Ok(addrs)) = tokio::time::timeout(self.timeout, resolve(&canonical, port)).await {
                 allowed_addrs(&canonical, &addrs, port, policy).map_err(EgressFailure::Denied)?;
             }
             if request && matches!(up.server.scheme, ProxyScheme::Http | ProxyScheme::Https) {

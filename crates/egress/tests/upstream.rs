@@ -85,6 +85,8 @@ async fn the_policy_decides_before_the_upstream_hears_of_a_destination() {
         format!("http://{}/", decoy.addr),
         format!("http://127.0.0.1:{}/", decoy.addr.port()),
         format!("http://rebind.localhost:{}/", decoy.addr.port()),
+        // A name that resolves here to a loopback address the policy refuses.
+        format!("http://localhost:{}/", decoy.addr.port()),
         "http://169.254.169.254/latest/meta-data/".to_owned(),
         "http://avoided.example/".to_owned(),
     ] {
