@@ -68,6 +68,19 @@ fn all_events(app: &TestApp, sid: &str) -> tokio::task::JoinHandle<Vec<Value>> {
     })
 }
 
+/// The session's files once there are `n` of them (at most 20 s).
+async fn files_listed(app: &TestApp, key: &str, sid: &str, n: usize) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, files) = get_json(app, key, &format!("/sessions/{sid}/files")).await;
+        if status == 200 && files["files"].as_array().is_some_and(|f| f.len() >= n) {
+            return files;
+        }
+        assert!(std::time::Instant::now() < deadline, "{n} files were not stored: {files}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn get_json(app: &TestApp, key: &str, path: &str) -> (u16, Value) {
     let r = app.client.get(format!("{}{path}", app.base)).bearer_auth(key).send().await.expect("get");
     let status = r.status().as_u16();
@@ -122,7 +135,6 @@ async fn each_host_goes_through_its_own_proxy_after_the_policy_and_no_password_s
     let tasks = [
         format!("open {} then report the text of body", app.site.url("/pricing")),
         format!("open http://localhost:{site_port}/form then report the text of body"),
-        format!("open {} then click \"Download report\"", app.site.url("/files")),
         format!(
             "open {} then wait 2 seconds then report the url",
             app.site.url(&format!("/probe?target={}", decoy.url()))
@@ -144,13 +156,16 @@ async fn each_host_goes_through_its_own_proxy_after_the_policy_and_no_password_s
     answers.push(https.to_string());
     let tunnels: Vec<_> = http.hits().into_iter().filter(|h| h.method == "CONNECT").collect();
     assert!(!tunnels.is_empty() && tunnels.iter().all(|h| h.accepted && h.path.is_none()), "{:?}", http.hits());
-    crate::helpers::wait_until(Duration::from_secs(20), "the download is stored", || {
-        app.site.requests().iter().any(|r| r.path == "/files/report.csv")
-    })
-    .await;
-    let files = app.client.get(format!("{}/sessions/{sid}/files", app.base)).bearer_auth(&key).send().await;
-    let files: Value = files.expect("files").json().await.expect("json");
+    // A download through each proxy, one at a time (a second click would cancel the first).
+    app.run_in(&key, &sid, &format!("open {} then click \"Download report\"", app.site.url("/files"))).await;
+    files_listed(&app, &key, &sid, 1).await;
+    let socks_files = format!("http://localhost:{site_port}/files");
+    app.run_in(&key, &sid, &format!("open {socks_files} then click \"Download report\"")).await;
+    let files = files_listed(&app, &key, &sid, 2).await;
+    assert!(files["files"].as_array().is_some_and(|f| f.iter().all(|f| f["bytes"].as_u64() > Some(0))), "{files}");
     answers.push(files.to_string());
+    let downloads = app.site.requests().iter().filter(|r| r.path == "/files/report.csv").count();
+    assert_eq!(downloads, 2, "one download through each proxy");
 
     // Each host went through its own proxy, with that proxy's credentials.
     let via_http = http.hits_for(&format!("127.0.0.1:{site_port}"));
