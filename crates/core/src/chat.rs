@@ -78,6 +78,7 @@ impl ChatRequest {
                 profile: None,
                 persist_profile: false,
                 identity: Default::default(),
+                proxies: Vec::new(),
             },
             context,
         })

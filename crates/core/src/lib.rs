@@ -15,6 +15,7 @@ pub mod output;
 pub mod params;
 pub mod policy;
 pub mod profile;
+pub mod proxies;
 pub mod secret_file;
 pub mod secrets;
 pub mod state;

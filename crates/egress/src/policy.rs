@@ -2,6 +2,7 @@
 //! of the destinations the proxy did not connect to and why (refused by the policy, not resolved, refused
 //! by the host, unreachable), which navigation reads to name a failed load for what it was.
 
+use crate::upstream::Routes;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
 use webpilot_core::egress::DenyReason;
@@ -21,6 +22,13 @@ pub enum EgressFailure {
     Refused,
     /// Any other network failure (a timeout, no route, no answer), as the system put it.
     Unreachable(String),
+    /// The session's upstream proxy could not be connected to (`proxy`: `host:port`, or an operator
+    /// proxy's name).
+    ProxyUnreachable { proxy: String },
+    /// The upstream proxy refused the credentials (`detail`: `407`, or the SOCKS5 method).
+    ProxyAuth { proxy: String, detail: String },
+    /// The upstream proxy could not reach the destination (`why`: its answer).
+    ProxyNoRoute { proxy: String, why: String },
 }
 
 impl EgressFailure {
@@ -31,6 +39,9 @@ impl EgressFailure {
             EgressFailure::Unresolved => "unresolved",
             EgressFailure::Refused => "refused",
             EgressFailure::Unreachable(_) => "unreachable",
+            EgressFailure::ProxyUnreachable { .. }
+            | EgressFailure::ProxyAuth { .. }
+            | EgressFailure::ProxyNoRoute { .. } => "proxy",
         }
     }
 
@@ -41,6 +52,11 @@ impl EgressFailure {
             EgressFailure::Unresolved => format!("could not resolve {host}"),
             EgressFailure::Refused => format!("the connection to {host}:{port} was refused"),
             EgressFailure::Unreachable(why) => format!("{host}:{port} could not be reached: {why}"),
+            EgressFailure::ProxyUnreachable { proxy } => format!("could not connect to the proxy {proxy}"),
+            EgressFailure::ProxyAuth { proxy, detail } => {
+                format!("the proxy {proxy} refused the credentials ({detail})")
+            }
+            EgressFailure::ProxyNoRoute { proxy, why } => format!("the proxy {proxy} could not reach {host} ({why})"),
         }
     }
 }
@@ -75,6 +91,8 @@ pub struct DomainPolicy {
 #[derive(Default, Debug)]
 struct Inner {
     avoid: RwLock<Vec<String>>,
+    /// The session's upstream proxies (none: every host goes direct).
+    routes: RwLock<Routes>,
     log: Mutex<Log>,
 }
 
@@ -99,6 +117,18 @@ impl DomainPolicy {
         if let Ok(mut guard) = self.inner.avoid.write() {
             *guard = avoid;
         }
+    }
+
+    /// Sets the session's upstream proxies (before its first navigation).
+    pub fn set_routes(&self, routes: Routes) {
+        if let Ok(mut guard) = self.inner.routes.write() {
+            *guard = routes;
+        }
+    }
+
+    /// The session's upstream proxies.
+    pub fn routes(&self) -> Routes {
+        self.inner.routes.read().map(|g| g.clone()).unwrap_or_default()
     }
 
     pub fn domains(&self) -> Vec<String> {

@@ -3,7 +3,7 @@
 //! listens on 127.0.0.1 on a port of its own (or, for a remote browser, on an address that browser's host
 //! reaches, accepting that host alone) and stops, with every connection it carries, when dropped.
 
-use crate::connect::Connector;
+use crate::connect::{Connector, Hop};
 use crate::policy::{DomainPolicy, EgressFailure};
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
@@ -173,8 +173,8 @@ async fn forward(mut req: Request<Incoming>, connector: &Connector, cancel: Canc
         return text(StatusCode::BAD_REQUEST, "the proxy takes CONNECT or absolute http:// requests".into());
     };
     let port = uri.port_u16().unwrap_or(80);
-    let upstream = match connector.open(host, port).await {
-        Ok(s) => s,
+    let (upstream, hop) = match connector.open_for_request(host, port).await {
+        Ok(pair) => pair,
         Err(f) => return refusal(&f, host, port),
     };
     let no_answer = |e: hyper::Error| {
@@ -192,16 +192,41 @@ async fn forward(mut req: Request<Incoming>, connector: &Connector, cancel: Canc
             r = conn => if let Err(e) = r { tracing::debug!(error = %e, "egress upstream connection ended") },
         }
     });
-    let origin_form = uri.path_and_query().map_or("/", |pq| pq.as_str());
-    match origin_form.parse() {
-        Ok(u) => *req.uri_mut() = u,
-        Err(_) => return text(StatusCode::BAD_REQUEST, "unreadable request target".into()),
-    }
     req.headers_mut().remove("proxy-connection");
     req.headers_mut().remove("proxy-authorization");
+    match &hop {
+        // To an HTTP proxy the request stays in absolute form, with the proxy's own credentials.
+        Hop::Proxy(up) => {
+            if let Some(auth) = crate::upstream::basic_auth(&up.server).and_then(|a| HeaderValue::from_str(&a).ok()) {
+                req.headers_mut().insert(hyper::header::PROXY_AUTHORIZATION, auth);
+            }
+        }
+        Hop::Site => {
+            let origin_form = uri.path_and_query().map_or("/", |pq| pq.as_str());
+            match origin_form.parse() {
+                Ok(u) => *req.uri_mut() = u,
+                Err(_) => return text(StatusCode::BAD_REQUEST, "unreadable request target".into()),
+            }
+        }
+    }
     match sender.send_request(req).await {
-        Ok(resp) => resp.map(BodyExt::boxed),
-        Err(e) => no_answer(e),
+        Ok(resp) => match &hop {
+            Hop::Proxy(up) if resp.status() == StatusCode::PROXY_AUTHENTICATION_REQUIRED => {
+                let failure = EgressFailure::ProxyAuth { proxy: up.label.clone(), detail: "407".into() };
+                connector.record(host, port, failure.clone());
+                refusal(&failure, host, port)
+            }
+            _ => resp.map(BodyExt::boxed),
+        },
+        Err(e) => match &hop {
+            Hop::Proxy(up) => {
+                let failure =
+                    EgressFailure::ProxyNoRoute { proxy: up.label.clone(), why: "it closed the connection".into() };
+                connector.record(host, port, failure.clone());
+                refusal(&failure, host, port)
+            }
+            Hop::Site => no_answer(e),
+        },
     }
 }
 

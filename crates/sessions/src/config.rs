@@ -38,6 +38,8 @@ pub struct SessionConfig {
     pub profiles: crate::profiles::ProfileSettings,
     /// Human checks met by the agent: the operator's CAPTCHA solver, if any (`--captcha-solver-url`).
     pub human_checks: webpilot_agent::HumanChecks,
+    /// The operator's named upstream proxies (`--proxy NAME=URL`).
+    pub proxies: std::sync::Arc<webpilot_core::proxies::OperatorProxies>,
 }
 
 impl Default for SessionConfig {
@@ -58,6 +60,7 @@ impl Default for SessionConfig {
             storage_quota_bytes: None,
             profiles: Default::default(),
             human_checks: Default::default(),
+            proxies: Default::default(),
         }
     }
 }

@@ -10,6 +10,7 @@ mod files;
 mod live;
 mod manager;
 mod profiles;
+mod proxies;
 mod recording;
 mod recovery;
 mod replays;

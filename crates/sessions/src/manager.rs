@@ -33,6 +33,8 @@ pub(crate) struct SessionHandle {
     pub(crate) pages: tokio::sync::watch::Receiver<SessionPage>,
     /// The secrets of the session and of each task it ran, which the live view's band masks.
     pub(crate) shown_secrets: Arc<tokio::sync::watch::Sender<Vec<Secrets>>>,
+    /// The session's upstream proxies as answers show them (no credentials).
+    pub(crate) proxies: Arc<[webpilot_core::proxies::ShownProxy]>,
 }
 
 pub(crate) struct Shared {
@@ -304,6 +306,17 @@ impl SessionManager {
             map.iter().filter(|(_, h)| &h.user_id == user).map(|(id, _)| id.clone()).collect();
         ids.sort();
         ids
+    }
+
+    /// The upstream proxies of `user`'s live session `id`, as answers show them (no credentials).
+    pub fn session_proxies(&self, user: &UserId, id: &SessionId) -> Vec<webpilot_core::proxies::ShownProxy> {
+        let Ok(map) = self.shared.sessions.lock() else { return Vec::new() };
+        map.get(id).filter(|h| &h.user_id == user).map(|h| h.proxies.to_vec()).unwrap_or_default()
+    }
+
+    /// The names of the operator's proxies (`GET /proxies`).
+    pub fn proxy_names(&self) -> Vec<String> {
+        self.shared.config.proxies.names().map(str::to_owned).collect()
     }
 
     /// Whether `session_id` is live and belongs to `user`.

@@ -11,6 +11,7 @@ use tokio::sync::{broadcast, mpsc, Mutex as AsyncMutex};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use webpilot_core::params::{NewTask, SessionParams, TaskLimits};
+use webpilot_core::proxies::ShownProxy;
 use webpilot_core::secrets::Secrets;
 use webpilot_core::state::SessionState;
 use webpilot_core::{ApiError, SessionId};
@@ -53,6 +54,7 @@ impl SessionManager {
                 }
             }
         }
+        let proxies: Arc<[ShownProxy]> = params.proxies.iter().map(ShownProxy::of).collect();
         let record = serde_json::json!({
             "maxDuration": params.limits.max_duration_ms,
             "maxInputTokens": params.limits.max_input_tokens,
@@ -62,6 +64,8 @@ impl SessionManager {
             "terminateOnCompletion": params.terminate_on_completion,
             "profile": params.profile,
             "persistProfile": params.persist_profile,
+            // Without credentials: they live in the session's memory only (docs/proxies-and-identity.md).
+            "proxies": proxies,
         });
         self.shared
             .store
@@ -105,7 +109,7 @@ impl SessionManager {
         let defaults = TaskLimits { starting_url: None, output_schema: None, replay_of: None, ..params.limits.clone() };
         let shown_secrets = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
         add_shown_secrets(&shown_secrets, &params.limits.secrets);
-        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets };
+        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets, proxies };
         // A poisoned lock is recovered: the actor spawns below, so the session must be findable.
         self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(session_id.clone(), handle.clone());
         for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {

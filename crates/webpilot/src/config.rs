@@ -4,6 +4,7 @@ use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use webpilot_core::egress::AllowEntry;
+use webpilot_core::proxies::NamedProxy;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeConfig {
@@ -28,6 +29,11 @@ pub struct ServeConfig {
     /// `10.0.0.0/8`, `127.0.0.1:3000`, `[fd00::/8]:443`). Everything non-public is refused otherwise.
     #[arg(long, env = "WEBPILOT_EGRESS_ALLOW", value_delimiter = ',', value_parser = AllowEntry::parse)]
     pub egress_allow: Vec<AllowEntry>,
+    /// Upstream proxies sessions may use by name (`{"name": "de"}` in `proxies`), repeatable or
+    /// comma-separated: `NAME=URL`, the URL `http://`, `https://` or `socks5://` with credentials in it
+    /// (`de=socks5://user:pass@proxy.example:1080`). Users see the names only (`GET /proxies`).
+    #[arg(long = "proxy", env = "WEBPILOT_PROXIES", value_delimiter = ',', value_parser = NamedProxy::parse)]
+    pub proxies: Vec<NamedProxy>,
     /// Remote Chromium DevTools endpoints to use instead of local Chromium processes (repeatable or
     /// comma-separated): `ws://host:9222/devtools/browser/<id>` or `http://host:9222` (docs/scaling.md).
     #[arg(long = "browser-endpoint", env = "WEBPILOT_BROWSER_ENDPOINT", value_delimiter = ',')]

@@ -20,6 +20,7 @@ use webpilot_agent::planner::OfflinePlanner;
 use webpilot_agent::Agent;
 use webpilot_api::{ApiConfig, AppState, McpLimits, RateLimiter, SocketRegistry, StreamKey};
 use webpilot_browser::{BrowserPool, BrowserSettings};
+use webpilot_core::proxies::OperatorProxies;
 use webpilot_core::usage::Prices;
 use webpilot_liveview::{LiveView, LiveViewConfig, WhepConfig, WhepViewers};
 use webpilot_llm::{LlmConfig, Provider};
@@ -47,6 +48,8 @@ pub enum StartError {
     ProfileKey(#[from] webpilot_sessions::ProfileKeyError),
     #[error("cannot make the data directory {path} private: {source}")]
     DataDir { path: std::path::PathBuf, source: std::io::Error },
+    #[error("the proxies: {0}")]
+    Proxies(String),
     #[error("the object store: {0}")]
     ObjectStore(#[from] webpilot_blobs::BlobError),
     #[error("--captcha-solver-url: {0}")]
@@ -206,6 +209,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         ..BrowserSettings::default()
     });
     let profiles = root_keys.profiles(serve)?;
+    let proxies = OperatorProxies::new(&serve.proxies).map_err(StartError::Proxies)?;
     if store_cfg.is_shared() && serve.profile_key.is_none() {
         tracing::warn!(
             "a shared database without --profile-key: this node seals profiles with its own profile.key, which \
@@ -232,6 +236,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             storage_quota_bytes: quota(serve.storage_quota),
             profiles,
             human_checks,
+            proxies: Arc::new(proxies),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,

@@ -118,6 +118,29 @@ pub enum TotpAlgorithm {
     Sha512,
 }
 
+/// One upstream proxy of a session (docs/proxies-and-identity.md): either `server` (with optional
+/// `username` and `password`) or an operator's proxy by `name`. A request goes through the first entry
+/// whose `domains` match its host; an entry without `domains` is the default; with no default, other hosts
+/// go direct.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProxyEntry {
+    /// `http://host:port`, `https://host:port` or `socks5://host:port`, without credentials. Its address
+    /// must be public unless the operator's `--egress-allow` names it.
+    #[schema(example = "socks5://proxy.example:1080")]
+    server: Option<String>,
+    /// Sent as `Proxy-Authorization: Basic` (HTTP) or RFC 1929 (SOCKS5); never shown again.
+    #[schema(max_length = 255)]
+    username: Option<String>,
+    #[schema(max_length = 255, format = Password)]
+    password: Option<String>,
+    /// An operator's proxy (`GET /proxies`); takes no credentials.
+    name: Option<String>,
+    /// Hosts this entry serves: `example.com` (that host) or `*.example.org` (its subdomains).
+    #[schema(min_items = 1, max_items = 100)]
+    domains: Option<Vec<String>>,
+}
+
 /// The profile a session starts from (start-session and run-task only; not a task's).
 #[derive(Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -129,6 +152,10 @@ pub struct ProfileOptions {
     /// Save the context's cookies and storage back into `profile` when the session ends; one live session
     /// at a time may (409 `PROFILE_IN_USE`).
     persist_profile: Option<bool>,
+    /// Upstream proxies the session's requests leave through, after the egress policy allowed them
+    /// (docs/proxies-and-identity.md). A proxy that cannot be used is a 400 `INVALID_PARAMETER` naming it.
+    #[schema(max_items = 10)]
+    proxies: Option<Vec<ProxyEntry>>,
 }
 
 /// The optional session parameters start-session and run-task share.

@@ -1,4 +1,4 @@
-//! POST /start/start-session, /start/send-message and /start/run-task; GET /start/sessions.
+//! POST /start/start-session, /start/send-message and /start/run-task; GET /start/sessions and GET /proxies.
 
 use crate::auth::AuthUser;
 use crate::body::parse_json;
@@ -18,6 +18,7 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
+use webpilot_core::proxies::ShownProxy;
 
 /// Starts a session (and its initial task when `taskDetails` is given, without waiting for it).
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
@@ -122,6 +123,7 @@ pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Js
             cdp_url: views::owner_cdp_url(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
             // The remaining life is not tracked here; no session outlives the longest maxDuration.
             streaming: views::streaming(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
+            proxies: state.manager.session_proxies(&user.id, id),
         })
         .collect();
     Json(SessionList { count: sessions.len(), sessions, success: true })
@@ -146,4 +148,33 @@ pub struct LiveSession {
     #[serde(rename = "cdpURL")]
     cdp_url: String,
     streaming: views::Streaming,
+    /// The session's upstream proxies: `server` without credentials, or an operator proxy's `name`.
+    proxies: Vec<ShownProxy>,
+}
+
+/// `GET /proxies`: the operator's proxies a session may name (`{"name": ...}` in `proxies`); never their
+/// address or credentials.
+#[utoipa::path(get, path = "/proxies", operation_id = "listProxies", tag = SESSIONS, security(("apiKey" = [])),
+    responses(
+        (status = 200, description = "The operator's proxies, by name", body = ProxyList),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR` (the key could not be checked)", body = ErrorBody),
+    ))]
+pub async fn proxies(State(state): State<AppState>, AuthUser(_user): AuthUser) -> Json<ProxyList> {
+    let proxies = state.manager.proxy_names().into_iter().map(|name| ProxyName { name }).collect();
+    Json(ProxyList { success: true, proxies })
+}
+
+/// Body of `GET /proxies`.
+#[derive(Serialize, ToSchema)]
+pub struct ProxyList {
+    success: bool,
+    proxies: Vec<ProxyName>,
+}
+
+/// An operator's proxy, by name.
+#[derive(Serialize, ToSchema)]
+pub struct ProxyName {
+    name: String,
 }

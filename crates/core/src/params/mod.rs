@@ -178,6 +178,8 @@ pub struct SessionParams {
     pub persist_profile: bool,
     /// What the session's pages say about the browser (`locale`, `timezone`, `userAgent`, `geolocation`).
     pub identity: crate::identity::Identity,
+    /// Upstream proxies the session's requests leave through (`proxies`), names not yet looked up.
+    pub proxies: Vec<crate::proxies::ProxyRoute>,
 }
 
 /// Which endpoint the session parameters came from: run-task requires taskDetails and forces
@@ -213,7 +215,9 @@ impl SessionParams {
         if persist_profile && profile.is_none() {
             return Err(missing("persistProfile needs a profile name (profile)"));
         }
+        let proxies = crate::proxies::parse_proxies(f.get("proxies"))?;
         Ok(SessionParams {
+            proxies,
             task_details,
             limits,
             terminate_on_completion: origin == SessionOrigin::RunTask || terminate,

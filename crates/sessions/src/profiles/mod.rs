@@ -96,13 +96,20 @@ pub(crate) async fn lease_with_profile(
     params: &SessionParams,
     session: &SessionId,
 ) -> Result<(BrowserLease, Option<SessionProfile>), ApiError> {
+    // Checked before anything is held: a proxy that cannot be used is the caller's 400.
+    let allow = shared.pool.settings().egress_allow.clone();
+    let routes = crate::proxies::routes(&params.proxies, &shared.config.proxies, &allow).await?;
     let writes = params.profile.as_deref().filter(|_| params.persist_profile);
     if let Some(name) = writes {
         claim(shared, user, name, session).await?;
     }
     let leased = match shared.pool.lease(params.limits.avoid_domains.clone()).await {
-        // The identity is in place before the first page loads anything.
-        Ok(lease) => lease.page().set_identity(params.identity.clone()).await.map(|()| lease),
+        Ok(lease) => {
+            // The routes and the identity are in place before the context's first request (a profile's
+            // load is one) and before the first page loads anything.
+            lease.page().policy().set_routes(routes);
+            lease.page().set_identity(params.identity.clone()).await.map(|()| lease)
+        }
         Err(e) => Err(e),
     };
     let opened = match leased {

@@ -46,6 +46,7 @@ mod persistence;
 mod pool;
 mod profile_imports;
 mod profiles;
+mod proxies;
 mod ratelimit;
 mod recording_storage;
 mod recordings;

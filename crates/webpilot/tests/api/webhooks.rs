@@ -11,14 +11,14 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The Python receiver (`tests/clients/webhook_receiver.py`), killed when dropped.
-struct Receiver {
+pub(crate) struct Receiver {
     _child: tokio::process::Child,
-    port: u16,
+    pub(crate) port: u16,
     seen: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Receiver {
-    async fn start(fail_first: u32) -> Receiver {
+    pub(crate) async fn start(fail_first: u32) -> Receiver {
         let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients/webhook_receiver.py");
         let mut child = tokio::process::Command::new("python3")
             .arg(script)
@@ -52,12 +52,12 @@ impl Receiver {
         assert!(r.send().await.expect("receiver").status().is_success());
     }
 
-    fn attempts(&self) -> Vec<Value> {
+    pub(crate) fn attempts(&self) -> Vec<Value> {
         self.seen.lock().expect("lock").clone()
     }
 
     /// Waits until `pred` holds for the attempts seen so far.
-    async fn wait(&self, what: &str, limit: Duration, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    pub(crate) async fn wait(&self, what: &str, limit: Duration, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
         let seen = self.seen.clone();
         wait_until(limit, what, move || pred(&seen.lock().expect("lock"))).await;
         self.attempts()
@@ -71,7 +71,7 @@ fn also_allow(mut s: Settings, extra: &str) -> Settings {
     s
 }
 
-async fn register(app: &TestApp, key: &str, receiver: &Receiver, events: Option<Value>) -> String {
+pub(crate) async fn register(app: &TestApp, key: &str, receiver: &Receiver, events: Option<Value>) -> String {
     let mut body = json!({ "url": receiver.url(), "description": "test receiver" });
     if let Some(e) = events {
         body["events"] = e;

@@ -95,6 +95,14 @@ fn limit_properties() -> Value {
 fn with_task_details(required: bool) -> Value {
     let mut props = limit_properties();
     props["taskDetails"] = json!({ "type": "string", "description": "the task in natural language" });
+    props["proxies"] = json!({
+        "type": "array", "maxItems": webpilot_core::proxies::MAX_PROXIES,
+        "description": "upstream proxies: {server, username?, password?, domains?} or {name, domains?} \
+                        (docs/proxies-and-identity.md)",
+        "items": { "type": "object", "properties": {
+            "server": { "type": "string" }, "username": { "type": "string" }, "password": { "type": "string" },
+            "name": { "type": "string" }, "domains": { "type": "array", "items": { "type": "string" } } } },
+    });
     let mut s = json!({ "type": "object", "properties": props });
     if required {
         s["required"] = json!(["taskDetails"]);
