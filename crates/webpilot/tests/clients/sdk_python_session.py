@@ -164,7 +164,8 @@ def main() -> None:
         result = s.run("Download the report from this page", timeout=30)
         assert result.message == "Downloaded the report.", result
         assert result.usage is not None and result.usage.cost > 0, result
-        done = events.wait("task_completed", lambda e: isinstance(e, TaskCompletedEvent) and e.task_id == result.task_id)
+        tid = result.task_id
+        done = events.wait("task_completed", lambda e: isinstance(e, TaskCompletedEvent) and e.task_id == tid)
         assert isinstance(done, TaskCompletedEvent) and done.message == result.message, done
         assert done.cost is not None and done.cost > 0, done
         events.wait("click action", lambda e: isinstance(e, ActionEvent) and e.name == "click")

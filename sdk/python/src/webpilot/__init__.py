@@ -14,9 +14,10 @@ from ._http import RetryPolicy
 from ._sync import Session, Task, Webpilot
 from ._version import __version__
 from .errors import (
-    APIError, AuthenticationError, BadRequestError, ConflictError, ConnectionError, GuardrailError,
-    InsufficientBalanceError, NotFoundError, PayloadTooLargeError, PermissionDeniedError, RateLimitError,
-    ServerError, ServiceUnavailableError, TaskFailedError, TimeoutError, WebhookVerificationError, WebpilotError,
+    APIError, AuthenticationError, BadRequestError, ConflictError, GuardrailError, InsufficientBalanceError,
+    NotFoundError, PayloadTooLargeError, PermissionDeniedError, RateLimitError, ServerError,
+    ServiceUnavailableError, TaskFailedError, WebhookVerificationError, WebpilotConnectionError, WebpilotError,
+    WebpilotTimeoutError,
 )  # fmt: skip
 from .events import (
     ActionEvent, AgentEvent, DownloadEvent, EndSessionEvent, Event, EventStream, AsyncEventStream,
@@ -34,7 +35,7 @@ __all__ = [
     "Webpilot", "Session", "Task", "AsyncWebpilot", "AsyncSession", "AsyncTask", "SessionStart", "RetryPolicy",
     "WebpilotError", "APIError", "BadRequestError", "AuthenticationError", "InsufficientBalanceError",
     "PermissionDeniedError", "NotFoundError", "ConflictError", "PayloadTooLargeError", "RateLimitError",
-    "ServerError", "ServiceUnavailableError", "ConnectionError", "TimeoutError", "TaskFailedError",
+    "ServerError", "ServiceUnavailableError", "WebpilotConnectionError", "WebpilotTimeoutError", "TaskFailedError",
     "GuardrailError", "WebhookVerificationError",
     "Event", "EventStream", "AsyncEventStream", "AgentEvent", "ActionEvent", "ResponseUpdateEvent",
     "TaskCompletedEvent", "GuardrailTriggerEvent", "TaskErrorEvent", "EndSessionEvent",

@@ -12,7 +12,7 @@ import httpx
 
 from . import _common as c
 from ._http import AsyncTransport, RetryPolicy
-from .errors import GuardrailError, NotFoundError, TimeoutError
+from .errors import GuardrailError, NotFoundError, WebpilotTimeoutError
 from .events import AsyncEventStream
 from .models import (
     Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, Streaming,
@@ -53,8 +53,9 @@ class AsyncTask:
         on_guardrail: Optional[GuardrailHandler] = None,
     ) -> TaskResult:
         """Polls until the task ends and returns its result. Raises ``TaskFailedError`` (with the failure
-        ``code``) if it fails, ``TimeoutError`` after ``timeout`` seconds, and ``GuardrailError`` when the agent
-        asks a human and ``on_guardrail`` (called with the question, returning the answer) is not given."""
+        ``code``) if it fails, ``WebpilotTimeoutError`` after ``timeout`` seconds, and ``GuardrailError`` when
+        the agent asks a human and ``on_guardrail`` (called with the question, returning the answer) is not
+        given."""
         deadline = None if timeout is None else time.monotonic() + timeout
         st = self._last or await self.poll()
         while True:
@@ -71,7 +72,7 @@ class AsyncTask:
                 answer = on_guardrail(st.guardrail)
                 await self.answer_guardrail(answer if isinstance(answer, str) else await answer)
             if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"task {self.task_id} did not end within {timeout} s")
+                raise WebpilotTimeoutError(f"task {self.task_id} did not end within {timeout} s")
             await asyncio.sleep(poll_interval)
             st = await self.poll()
 
@@ -254,7 +255,8 @@ class AsyncRecordings:
 
     async def list(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[Recording]:
         params = {k: v for k, v in (("limit", limit), ("offset", offset)) if v is not None}
-        return [Recording.from_json(x) for x in c.items(await self._t.json("GET", "/recordings", params=params), "recordings")]
+        answer = await self._t.json("GET", "/recordings", params=params)
+        return [Recording.from_json(x) for x in c.items(answer, "recordings")]
 
     async def get(self, session_id: str) -> Recording:
         return Recording.from_json(await self._t.json("GET", f"/recordings/{c.seg(session_id)}"))
@@ -267,7 +269,7 @@ class AsyncRecordings:
             if rec.status != "recording":
                 return rec
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"the recording of {session_id} is still being written after {timeout} s")
+                raise WebpilotTimeoutError(f"the recording of {session_id} is still recording after {timeout} s")
             await asyncio.sleep(poll_interval)
 
     async def download(self, session_id: str, path: Union[str, Path]) -> Path:
@@ -280,7 +282,8 @@ class AsyncRecordings:
 
     async def share(self, session_id: str, *, ttl_seconds: Optional[int] = None) -> RecordingLink:
         payload = {} if ttl_seconds is None else {"ttlSeconds": ttl_seconds}
-        return RecordingLink.from_json(await self._t.json("POST", f"/recordings/{c.seg(session_id)}/share", json=payload))
+        answer = await self._t.json("POST", f"/recordings/{c.seg(session_id)}/share", json=payload)
+        return RecordingLink.from_json(answer)
 
     async def delete(self, session_id: str) -> None:
         await self._t.json("DELETE", f"/recordings/{c.seg(session_id)}")
@@ -295,7 +298,8 @@ class AsyncFiles:
         return [FileInfo.from_json(x) for x in c.items(answer, "files")]
 
     async def read(self, session_id: str, name: str) -> bytes:
-        return (await self._t.send("GET", f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}", headers={"accept": "*/*"})).content
+        path = f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}"
+        return (await self._t.send("GET", path, headers={"accept": "*/*"})).content
 
     async def download(self, session_id: str, name: str, path: Union[str, Path]) -> Path:
         return await self._t.download(f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}", path)

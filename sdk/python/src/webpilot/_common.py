@@ -31,6 +31,9 @@ Secrets = Dict[str, Union[str, Dict[str, Any]]]
 
 def body(extra: Optional[Json] = None, **named: Any) -> Json:
     """A JSON body from the Python-named parameters that are not None, plus ``extra`` (sent as it is)."""
+    unknown = [k for k in named if k not in _FIELDS]
+    if unknown:
+        raise TypeError(f"unknown parameter(s) {unknown}; known: {sorted(_FIELDS)} (others go in extra=)")
     out: Json = {_FIELDS[k]: v for k, v in named.items() if v is not None}
     out.update(extra or {})
     return out

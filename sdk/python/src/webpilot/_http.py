@@ -15,7 +15,7 @@ from typing import Any, Dict, Mapping, Optional, Union
 import httpx
 
 from ._version import __version__
-from .errors import ConnectionError, TimeoutError, WebpilotError, error_for
+from .errors import WebpilotConnectionError, WebpilotError, WebpilotTimeoutError, error_for
 
 log = logging.getLogger("webpilot")
 
@@ -113,8 +113,8 @@ class _Base:
     @staticmethod
     def wrap(exc: httpx.HTTPError) -> WebpilotError:
         if isinstance(exc, httpx.TimeoutException):
-            return TimeoutError(f"the request timed out: {exc}")
-        return ConnectionError(f"the service could not be reached: {exc}")
+            return WebpilotTimeoutError(f"the request timed out: {exc}")
+        return WebpilotConnectionError(f"the service could not be reached: {exc}")
 
     @staticmethod
     def note_retry(method: str, url: str, delay: float, response: Optional[httpx.Response]) -> None:

@@ -10,7 +10,7 @@ import httpx
 
 from . import _common as c
 from ._http import RetryPolicy, SyncTransport
-from .errors import GuardrailError, NotFoundError, TimeoutError
+from .errors import GuardrailError, NotFoundError, WebpilotTimeoutError
 from .events import EventStream
 from .models import (
     Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, Streaming,
@@ -51,8 +51,9 @@ class Task:
         on_guardrail: Optional[GuardrailHandler] = None,
     ) -> TaskResult:
         """Polls until the task ends and returns its result. Raises ``TaskFailedError`` (with the failure
-        ``code``) if it fails, ``TimeoutError`` after ``timeout`` seconds, and ``GuardrailError`` when the agent
-        asks a human and ``on_guardrail`` (called with the question, returning the answer) is not given."""
+        ``code``) if it fails, ``WebpilotTimeoutError`` after ``timeout`` seconds, and ``GuardrailError`` when
+        the agent asks a human and ``on_guardrail`` (called with the question, returning the answer) is not
+        given."""
         deadline = None if timeout is None else time.monotonic() + timeout
         st = self._last or self.poll()
         while True:
@@ -68,7 +69,7 @@ class Task:
                     )
                 self.answer_guardrail(on_guardrail(st.guardrail))
             if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"task {self.task_id} did not end within {timeout} s")
+                raise WebpilotTimeoutError(f"task {self.task_id} did not end within {timeout} s")
             time.sleep(poll_interval)
             st = self.poll()
 
@@ -224,7 +225,8 @@ class Recordings:
 
     def list(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[Recording]:
         params = {k: v for k, v in (("limit", limit), ("offset", offset)) if v is not None}
-        return [Recording.from_json(x) for x in c.items(self._t.json("GET", "/recordings", params=params), "recordings")]
+        answer = self._t.json("GET", "/recordings", params=params)
+        return [Recording.from_json(x) for x in c.items(answer, "recordings")]
 
     def get(self, session_id: str) -> Recording:
         return Recording.from_json(self._t.json("GET", f"/recordings/{c.seg(session_id)}"))
@@ -237,7 +239,7 @@ class Recordings:
             if rec.status != "recording":
                 return rec
             if time.monotonic() >= deadline:
-                raise TimeoutError(f"the recording of {session_id} is still being written after {timeout} s")
+                raise WebpilotTimeoutError(f"the recording of {session_id} is still recording after {timeout} s")
             time.sleep(poll_interval)
 
     def download(self, session_id: str, path: Union[str, Path]) -> Path:
@@ -265,7 +267,8 @@ class Files:
         return [FileInfo.from_json(x) for x in c.items(answer, "files")]
 
     def read(self, session_id: str, name: str) -> bytes:
-        return self._t.send("GET", f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}", headers={"accept": "*/*"}).content
+        path = f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}"
+        return self._t.send("GET", path, headers={"accept": "*/*"}).content
 
     def download(self, session_id: str, name: str, path: Union[str, Path]) -> Path:
         return self._t.download(f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}", path)

@@ -94,12 +94,14 @@ class ServiceUnavailableError(ServerError):
     """503: no browser instance is free, or the session's node cannot be reached; retried first."""
 
 
-class ConnectionError(WebpilotError):  # noqa: A001 - the SDK's own, as httpx and requests name theirs
-    """The service could not be reached (refused connection, DNS, TLS, a dropped response)."""
+class WebpilotConnectionError(WebpilotError, ConnectionError):
+    """The service could not be reached (refused connection, DNS, TLS, a dropped response); also a
+    builtin ``ConnectionError``."""
 
 
-class TimeoutError(WebpilotError):  # noqa: A001
-    """A wait on the client side ran out: a request, a task, a recording, an event."""
+class WebpilotTimeoutError(WebpilotError, TimeoutError):
+    """A wait on the client side ran out: a request, a task, a recording, an event; also a builtin
+    ``TimeoutError``."""
 
 
 class TaskFailedError(WebpilotError):

@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, Iterator, List, Literal, Optional, Type, 
 
 import socketio
 
-from .errors import ConnectionError, TimeoutError, WebpilotError
+from .errors import WebpilotConnectionError, WebpilotError, WebpilotTimeoutError
 from .models import Guardrail, Json
 
 E = TypeVar("E", bound="BaseEvent")
@@ -210,7 +210,7 @@ class EventStream:
         try:
             self._sio.connect(socket_url, auth={"sessionId": session_id}, wait_timeout=connect_timeout)
         except socketio.exceptions.ConnectionError as exc:
-            raise ConnectionError(f"the session's socket refused the connection: {exc}") from exc
+            raise WebpilotConnectionError(f"the session's socket refused the connection: {exc}") from exc
 
     def _on_event(self, name: str, *args: Any) -> None:
         self._queue.put(parse_event(name, args[0] if args else None))
@@ -226,13 +226,13 @@ class EventStream:
             yield ev
 
     def next(self, timeout: Optional[float] = None) -> Optional[Event]:
-        """The next event; ``None`` once the socket closed; ``TimeoutError`` after ``timeout`` seconds."""
+        """The next event; ``None`` once the socket closed; ``WebpilotTimeoutError`` after ``timeout`` s."""
         if self._closed and self._queue.empty():
             return None
         try:
             item = self._queue.get(timeout=timeout)
         except queue.Empty:
-            raise TimeoutError(f"no event within {timeout} s") from None
+            raise WebpilotTimeoutError(f"no event within {timeout} s") from None
         if isinstance(item, _Closed):
             self._closed = True
             return None
@@ -291,7 +291,7 @@ class AsyncEventStream:
         try:
             await self._sio.connect(self._url, auth={"sessionId": self._session_id}, wait_timeout=self._connect_timeout)
         except socketio.exceptions.ConnectionError as exc:
-            raise ConnectionError(f"the session's socket refused the connection: {exc}") from exc
+            raise WebpilotConnectionError(f"the session's socket refused the connection: {exc}") from exc
         return self
 
     async def __aiter__(self) -> AsyncIterator[Event]:
@@ -302,13 +302,13 @@ class AsyncEventStream:
             yield ev
 
     async def next(self, timeout: Optional[float] = None) -> Optional[Event]:
-        """The next event; ``None`` once the socket closed; ``TimeoutError`` after ``timeout`` seconds."""
+        """The next event; ``None`` once the socket closed; ``WebpilotTimeoutError`` after ``timeout`` s."""
         if self._closed and self._queue.empty():
             return None
         try:
             item = await asyncio.wait_for(self._queue.get(), timeout)
         except asyncio.TimeoutError:
-            raise TimeoutError(f"no event within {timeout} s") from None
+            raise WebpilotTimeoutError(f"no event within {timeout} s") from None
         if isinstance(item, _Closed):
             self._closed = True
             return None
