@@ -21,6 +21,8 @@ fi
 
 # The black-box tests drive the service with real clients: python-socketio and the official openai and mcp SDKs,
 python3 -m pip install -q --disable-pip-version-check -r crates/webpilot/tests/python-requirements.txt
+# ... and the Python SDK (sdk/python), whose own test drives the service through it.
+python3 -m pip install -q --disable-pip-version-check -e 'sdk/python[async]'
 # ... and the official JavaScript Socket.IO client (crates/webpilot/tests/clients/package.json).
 npm install --prefix crates/webpilot/tests/clients --no-audit --no-fund --silent
 
@@ -37,8 +39,9 @@ bash scripts/check-deploy.sh
 # pool and its faults, the console, the OpenAPI document's generators and fuzzer, metrics, MCP's memory limits
 # and socket ids. They store only what every other module stores too (a user, a key, a session row); they run on
 # SQLite above. Every module that reads or writes tasks, files, recordings, profiles, webhooks, balances, usage,
-# keys or cluster state runs on both.
-PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser_faults|remote_browser|pool|console|openapi|metrics|mcp_limits|socket_security'
+# keys or cluster state runs on both. The Python SDK's test (sdk_python) runs once too: its subject is the client,
+# and every route it calls is tested on both stores by its own module.
+PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser_faults|remote_browser|pool|console|openapi|metrics|mcp_limits|socket_security|sdk_python'
 
 status=0
 # House rules as code: formatting and clippy (with the workspace lints of Cargo.toml) fail the run too.

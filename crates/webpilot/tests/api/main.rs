@@ -52,6 +52,7 @@ mod recording_storage;
 mod recordings;
 mod remote_browser;
 mod replay;
+mod sdk_python;
 mod soak;
 mod socket;
 mod socket_security;

@@ -1,0 +1,401 @@
+"""The synchronous client: ``Webpilot``, its resources, and the ``Session`` and ``Task`` objects."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import httpx
+
+from . import _common as c
+from ._http import RetryPolicy, SyncTransport
+from .errors import GuardrailError, NotFoundError, WebpilotTimeoutError
+from .events import EventStream
+from .models import (
+    Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, Streaming,
+    TaskResult, TaskState, TimelineEntry, UsageReport, Webhook,
+)  # fmt: skip
+
+GuardrailHandler = Callable[[Guardrail], str]
+
+
+class Task:
+    """A task of a session: ``poll()`` its state, ``wait()`` for its result."""
+
+    def __init__(self, transport: SyncTransport, session_id: str, task_id: str, first: Optional[TaskState] = None):
+        self._t = transport
+        self.session_id = session_id
+        self.task_id = task_id
+        self._last = first
+
+    def __repr__(self) -> str:
+        return f"Task(session_id={self.session_id!r}, task_id={self.task_id!r})"
+
+    def poll(self) -> TaskState:
+        """The task's state now (``GET /task/:sessionId/:taskId``)."""
+        answer = self._t.json("GET", c.task_path(self.session_id, self.task_id), auth=False)
+        self._last = TaskState.from_json(self.session_id, self.task_id, answer)
+        return self._last
+
+    def answer_guardrail(self, answer: str) -> None:
+        """Answers the agent's question; the task continues."""
+        _send(self._t, self.session_id, c.guardrail(answer))
+        self._last = None
+
+    def wait(
+        self,
+        *,
+        timeout: Optional[float] = None,
+        poll_interval: float = 0.5,
+        on_guardrail: Optional[GuardrailHandler] = None,
+    ) -> TaskResult:
+        """Polls until the task ends and returns its result. Raises ``TaskFailedError`` (with the failure
+        ``code``) if it fails, ``WebpilotTimeoutError`` after ``timeout`` seconds, and ``GuardrailError`` when
+        the agent asks a human and ``on_guardrail`` (called with the question, returning the answer) is not
+        given."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        st = self._last or self.poll()
+        while True:
+            if st.status == "completed" and st.result is not None:
+                return st.result
+            if st.status == "failed":
+                raise c.failed(st)
+            if st.status == "guardrail" and st.guardrail is not None:
+                if on_guardrail is None:
+                    self._last = None
+                    raise GuardrailError(
+                        st.guardrail.value, kind=st.guardrail.type, session_id=self.session_id, task_id=self.task_id
+                    )
+                self.answer_guardrail(on_guardrail(st.guardrail))
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WebpilotTimeoutError(f"task {self.task_id} did not end within {timeout} s")
+            time.sleep(poll_interval)
+            st = self.poll()
+
+
+def _send(t: SyncTransport, session_id: str, message: Json) -> Json:
+    return t.json("POST", "/start/send-message", json={"sessionId": session_id, "message": message})
+
+
+class Session:
+    """A live browser session. As a context manager it terminates the session on exit."""
+
+    def __init__(self, client: Webpilot, info: SessionInfo) -> None:
+        self._client = client
+        self._t = client._transport
+        self.info = info
+        self.session_id: str = info.session_id
+        self.socket_url: str = info.socket_url
+        #: The DevTools endpoint: ``playwright.chromium.connect_over_cdp(s.cdp_url)``.
+        self.cdp_url: str = info.cdp_url
+        self.streaming: Streaming = info.streaming
+        #: The task given to ``start(task=...)``, if any.
+        self.initial_task: Optional[Task] = (
+            Task(self._t, info.session_id, info.task_id) if info.task_id else None
+        )
+
+    def __repr__(self) -> str:
+        return f"Session(session_id={self.session_id!r})"
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.terminate()
+
+    def send(self, message: Json) -> Json:
+        """Sends any send-message ``message`` object and returns the answer as it is."""
+        return _send(self._t, self.session_id, message)
+
+    def submit(self, task: str, **options: Any) -> Task:
+        """Starts a task (``newTask``) and returns it once the service's inline wait (up to 50 s) is over;
+        ``options``: ``starting_url``, ``max_duration``, ``max_input_tokens``, ``max_output_tokens``,
+        ``avoid_domains``, ``secrets``, ``output_schema``, ``replay_of``, ``terminate_on_completion``."""
+        answer = self.send(c.new_task(task, **options))
+        sid, tid = c.task_ids(answer, self.session_id)
+        return Task(self._t, sid, tid, TaskState.from_json(sid, tid, answer))
+
+    def run(
+        self,
+        task: str,
+        *,
+        timeout: Optional[float] = None,
+        on_guardrail: Optional[GuardrailHandler] = None,
+        **options: Any,
+    ) -> TaskResult:
+        """Runs a task to its end: waits inline, then polls past the 50 s wait (see ``Task.wait``)."""
+        return self.submit(task, **options).wait(timeout=timeout, on_guardrail=on_guardrail)
+
+    def events(self, *, connect_timeout: float = 10.0) -> EventStream:
+        """Connects to the session's Socket.IO channel at once and returns the typed event stream."""
+        return EventStream(self.socket_url, self.session_id, connect_timeout=connect_timeout)
+
+    def pause(self) -> None:
+        """Pauses the running task after its current action."""
+        self.send(c.state("pause"))
+
+    def resume(self) -> None:
+        self.send(c.state("resume"))
+
+    def stop(self) -> None:
+        """Stops the running task at once; the session stays open for the next one."""
+        self.send(c.state("stop"))
+
+    def terminate(self) -> None:
+        """Ends the session (closes its browser context); a session already gone is not an error."""
+        try:
+            self.send(c.state("terminate"))
+        except NotFoundError:
+            pass
+
+    def take_over(self) -> None:
+        """Manual control: the agent waits at its next step until ``release_control()``."""
+        self.send(c.interaction({"type": "takeOverControl"}))
+
+    def release_control(self) -> None:
+        self.send(c.interaction({"type": "releaseControl"}))
+
+    def click(self, x: float, y: float) -> None:
+        """Clicks at a point of the 1024 x 600 frame (``y`` from 155: the band above is the drawn browser)."""
+        self.send(c.click(x, y))
+
+    def double_click(self, x: float, y: float) -> None:
+        self.send(c.click(x, y, double=True))
+
+    def type(self, text: str, *, human_like: bool = False) -> None:
+        """Types text into the focused element."""
+        self.send(c.type_text(text, human_like))
+
+    def key_press(self, key: str) -> None:
+        """Presses a key: ``Enter``, ``Escape``, ``Tab``, ``Backspace``, arrows, ... or one character."""
+        self.send(c.interaction({"type": "KEY_PRESS", "key": key}))
+
+    def upload(self, name: str, x: float, y: float) -> None:
+        """Sets the session's file ``name`` on the file input at that frame point."""
+        self.send(c.interaction({"type": "UPLOAD", "name": name, "x": x, "y": y}))
+
+    def answer_guardrail(self, answer: str) -> None:
+        """Answers the question the agent asked; its task continues."""
+        self.send(c.guardrail(answer))
+
+    def files(self) -> List[FileInfo]:
+        return self._client.files.list(self.session_id)
+
+
+class Sessions:
+    def __init__(self, client: Webpilot) -> None:
+        self._client = client
+        self._t = client._transport
+
+    def start(
+        self,
+        *,
+        starting_url: Optional[str] = None,
+        task: Optional[str] = None,
+        recording: Optional[bool] = None,
+        profile: Optional[str] = None,
+        persist_profile: Optional[bool] = None,
+        max_duration: Optional[int] = None,
+        max_input_tokens: Optional[int] = None,
+        max_output_tokens: Optional[int] = None,
+        avoid_domains: Optional[Sequence[str]] = None,
+        secrets: Optional[c.Secrets] = None,
+        output_schema: Optional[Json] = None,
+        terminate_on_completion: Optional[bool] = None,
+        extra: Optional[Json] = None,
+    ) -> Session:
+        """Starts a session (``POST /start/start-session``); use it as ``with wp.sessions.start(...) as s:``."""
+        payload = c.body(
+            extra, starting_url=starting_url, task=task, recording=recording, profile=profile,
+            persist_profile=persist_profile, max_duration=max_duration, max_input_tokens=max_input_tokens,
+            max_output_tokens=max_output_tokens, avoid_domains=list(avoid_domains) if avoid_domains else None,
+            secrets=secrets, output_schema=output_schema, terminate_on_completion=terminate_on_completion,
+        )  # fmt: skip
+        return Session(self._client, SessionInfo.from_json(self._t.json("POST", "/start/start-session", json=payload)))
+
+    def list(self) -> List[LiveSession]:
+        """The caller's live sessions."""
+        return [LiveSession.from_json(x) for x in c.items(self._t.json("GET", "/start/sessions"), "sessions")]
+
+
+class Recordings:
+    def __init__(self, t: SyncTransport) -> None:
+        self._t = t
+
+    def list(self, *, limit: Optional[int] = None, offset: Optional[int] = None) -> List[Recording]:
+        params = {k: v for k, v in (("limit", limit), ("offset", offset)) if v is not None}
+        answer = self._t.json("GET", "/recordings", params=params)
+        return [Recording.from_json(x) for x in c.items(answer, "recordings")]
+
+    def get(self, session_id: str) -> Recording:
+        return Recording.from_json(self._t.json("GET", f"/recordings/{c.seg(session_id)}"))
+
+    def wait_ready(self, session_id: str, *, timeout: float = 30.0, poll_interval: float = 0.25) -> Recording:
+        """Waits until the recording is ``ready`` (a few seconds after its session ended)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rec = self.get(session_id)
+            if rec.status != "recording":
+                return rec
+            if time.monotonic() >= deadline:
+                raise WebpilotTimeoutError(f"the recording of {session_id} is still recording after {timeout} s")
+            time.sleep(poll_interval)
+
+    def download(self, session_id: str, path: Union[str, Path]) -> Path:
+        """Saves the recording's WebM video to ``path``."""
+        return self._t.download(f"/recordings/{c.seg(session_id)}/video.webm", path)
+
+    def events(self, session_id: str) -> List[TimelineEntry]:
+        answer = self._t.json("GET", f"/recordings/{c.seg(session_id)}/events")
+        return [TimelineEntry.from_json(x) for x in c.items(answer, "events")]
+
+    def share(self, session_id: str, *, ttl_seconds: Optional[int] = None) -> RecordingLink:
+        payload = {} if ttl_seconds is None else {"ttlSeconds": ttl_seconds}
+        return RecordingLink.from_json(self._t.json("POST", f"/recordings/{c.seg(session_id)}/share", json=payload))
+
+    def delete(self, session_id: str) -> None:
+        self._t.json("DELETE", f"/recordings/{c.seg(session_id)}")
+
+
+class Files:
+    def __init__(self, t: SyncTransport) -> None:
+        self._t = t
+
+    def list(self, session_id: str) -> List[FileInfo]:
+        answer = self._t.json("GET", f"/sessions/{c.seg(session_id)}/files")
+        return [FileInfo.from_json(x) for x in c.items(answer, "files")]
+
+    def read(self, session_id: str, name: str) -> bytes:
+        path = f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}"
+        return self._t.send("GET", path, headers={"accept": "*/*"}).content
+
+    def download(self, session_id: str, name: str, path: Union[str, Path]) -> Path:
+        return self._t.download(f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}", path)
+
+    def upload(self, session_id: str, name: str, data: Union[bytes, str, Path]) -> FileInfo:
+        """Uploads bytes (or the file at a path) into the session's files as ``name``."""
+        content = data if isinstance(data, bytes) else Path(data).read_bytes()
+        answer = self._t.json(
+            "POST", f"/sessions/{c.seg(session_id)}/files", params={"name": name}, content=content,
+            headers={"content-type": "application/octet-stream"},
+        )  # fmt: skip
+        return FileInfo.from_json(answer.get("file") or {})
+
+    def delete(self, session_id: str, name: str) -> None:
+        self._t.json("DELETE", f"/sessions/{c.seg(session_id)}/files/{c.seg(name)}")
+
+
+class Profiles:
+    def __init__(self, t: SyncTransport) -> None:
+        self._t = t
+
+    def list(self) -> List[Profile]:
+        return [Profile.from_json(x) for x in c.items(self._t.json("GET", "/profiles"), "profiles")]
+
+    def get(self, name: str) -> Profile:
+        return Profile.from_json(self._t.json("GET", f"/profiles/{c.seg(name)}"))
+
+    def delete(self, name: str) -> None:
+        self._t.json("DELETE", f"/profiles/{c.seg(name)}")
+
+    def export_state(self, name: str) -> Json:
+        """The profile's storage state (Playwright's ``storageState`` shape plus IndexedDB); holds live cookies."""
+        return self._t.json("GET", f"/profiles/{c.seg(name)}/export")
+
+    def import_state(self, name: str, state: Json) -> Profile:
+        return Profile.from_json(self._t.json("PUT", f"/profiles/{c.seg(name)}/export", json=state))
+
+
+class Webhooks:
+    def __init__(self, t: SyncTransport) -> None:
+        self._t = t
+
+    def create(
+        self, url: str, events: Optional[Sequence[str]] = None, *, description: Optional[str] = None
+    ) -> Webhook:
+        """Registers an endpoint; the answer's ``secret`` (``whsec_...``) is shown only here."""
+        payload: Json = {"url": url}
+        if events is not None:
+            payload["events"] = list(events)
+        if description is not None:
+            payload["description"] = description
+        return Webhook.from_json(self._t.json("POST", "/webhooks", json=payload))
+
+    def list(self) -> List[Webhook]:
+        return [Webhook.from_json(x) for x in c.items(self._t.json("GET", "/webhooks"), "webhooks")]
+
+    def delete(self, webhook_id: str) -> None:
+        self._t.json("DELETE", f"/webhooks/{c.seg(webhook_id)}")
+
+    def rotate_secret(self, webhook_id: str) -> str:
+        """A new secret; the old one keeps signing beside it for 24 h."""
+        answer = self._t.json("POST", f"/webhooks/{c.seg(webhook_id)}/rotate-secret")
+        return str(answer.get("secret", ""))
+
+    def deliveries(self, webhook_id: str) -> List[Delivery]:
+        answer = self._t.json("GET", f"/webhooks/{c.seg(webhook_id)}/deliveries")
+        return [Delivery.from_json(x) for x in c.items(answer, "deliveries")]
+
+
+class Webpilot:
+    """The webpilot client. ``base_url`` and ``api_key`` default to ``WEBPILOT_BASE_URL`` and
+    ``WEBPILOT_API_KEY``. Answers 429 and 503 are retried ``max_retries`` times, after ``Retry-After``."""
+
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        *,
+        timeout: Union[float, httpx.Timeout, None] = None,
+        max_retries: int = 3,
+        http_client: Optional[httpx.Client] = None,
+    ) -> None:
+        self._transport = SyncTransport(base_url, api_key, RetryPolicy(max_retries), timeout, http_client)
+        self.base_url = self._transport.base_url
+        self.sessions = Sessions(self)
+        self.recordings = Recordings(self._transport)
+        self.files = Files(self._transport)
+        self.profiles = Profiles(self._transport)
+        self.webhooks = Webhooks(self._transport)
+
+    def __enter__(self) -> Webpilot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def submit_task(self, task: str, **options: Any) -> Task:
+        """Starts a one-shot task (``POST /start/run-task``) and returns it after the inline wait."""
+        answer = self._transport.json("POST", "/start/run-task", json=c.body(task=task, **options))
+        sid, tid = c.task_ids(answer)
+        return Task(self._transport, sid, tid, TaskState.from_json(sid, tid, answer))
+
+    def run_task(
+        self,
+        task: str,
+        *,
+        timeout: Optional[float] = None,
+        on_guardrail: Optional[GuardrailHandler] = None,
+        **options: Any,
+    ) -> TaskResult:
+        """Runs one task in a session of its own, which ends with it; ``options`` as for
+        ``sessions.start`` (``starting_url``, ``recording``, ``profile``, ...)."""
+        return self.submit_task(task, **options).wait(timeout=timeout, on_guardrail=on_guardrail)
+
+    def get_task(self, session_id: str, task_id: str) -> TaskState:
+        return Task(self._transport, session_id, task_id).poll()
+
+    def usage(
+        self, *, since: Optional[str] = None, until: Optional[str] = None, limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> UsageReport:  # fmt: skip
+        """The balance and the charges (``GET /usage``), newest first."""
+        params = {k: v for k, v in (("since", since), ("until", until), ("limit", limit), ("cursor", cursor)) if v}
+        return UsageReport.from_json(self._transport.json("GET", "/usage", params=params))
+
+    def health(self) -> Dict[str, Any]:
+        return self._transport.json("GET", "/start/health", auth=False)
