@@ -25,7 +25,7 @@ from .events import (
     TaskCompletedEvent, TaskErrorEvent, UnknownEvent,
 )  # fmt: skip
 from .models import (
-    Delivery, FileInfo, Guardrail, LiveSession, Profile, Recording, RecordingLink, SessionInfo, Streaming,
+    Delivery, FileInfo, Guardrail, LiveSession, Profile, Recording, RecordingLink, SessionInfo, ShownProxy, Streaming,
     TaskResult, TaskState, TimelineEntry, Usage, UsageLine, UsageReport, Webhook,
 )  # fmt: skip
 from .webhooks import WebhookEvent
@@ -40,7 +40,7 @@ __all__ = [
     "Event", "EventStream", "AsyncEventStream", "AgentEvent", "ActionEvent", "ResponseUpdateEvent",
     "TaskCompletedEvent", "GuardrailTriggerEvent", "TaskErrorEvent", "EndSessionEvent",
     "InstanceDisconnectedEvent", "InstanceReconnectedEvent", "DownloadEvent", "UnknownEvent",
-    "SessionInfo", "LiveSession", "Streaming", "Usage", "Guardrail", "TaskResult", "TaskState", "FileInfo",
+    "SessionInfo", "LiveSession", "ShownProxy", "Streaming", "Usage", "Guardrail", "TaskResult", "TaskState", "FileInfo",
     "Recording", "RecordingLink", "TimelineEntry", "Profile", "Webhook", "Delivery", "UsageLine", "UsageReport",
     "WebhookEvent",
 ]  # fmt: skip

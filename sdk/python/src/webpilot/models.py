@@ -107,21 +107,41 @@ class SessionInfo:
 
 
 @dataclass(frozen=True)
+class ShownProxy:
+    """A session's upstream proxy as answers show it: ``server`` without credentials, or an operator's ``name``."""
+
+    SCHEMA: ClassVar[str] = "ShownProxy"
+    JSON: ClassVar[Dict[str, str]] = {"server": "server", "name": "name", "domains": "domains"}
+    server: Optional[str] = None
+    name: Optional[str] = None
+    domains: List[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, d: Json) -> ShownProxy:
+        return cls(_os(d, "server"), _os(d, "name"), _ls(d, "domains"))
+
+
+@dataclass(frozen=True)
 class LiveSession:
     """One of the caller's live sessions (``GET /start/sessions``)."""
 
     SCHEMA: ClassVar[str] = "LiveSession"
     JSON: ClassVar[Dict[str, str]] = {
-        "session_id": "sessionId", "socket_url": "socketURL", "cdp_url": "cdpURL", "streaming": "streaming"
+        "session_id": "sessionId", "socket_url": "socketURL", "cdp_url": "cdpURL", "streaming": "streaming",
+        "proxies": "proxies",
     }  # fmt: skip
     session_id: str
     socket_url: str
     cdp_url: str
     streaming: Streaming
+    proxies: List[ShownProxy] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, d: Json) -> LiveSession:
-        return cls(_s(d, "sessionId"), _s(d, "socketURL"), _s(d, "cdpURL"), Streaming.from_json(_d(d, "streaming")))
+        proxies = [ShownProxy.from_json(p) for p in d.get("proxies") or [] if isinstance(p, dict)]
+        return cls(
+            _s(d, "sessionId"), _s(d, "socketURL"), _s(d, "cdpURL"), Streaming.from_json(_d(d, "streaming")), proxies
+        )
 
 
 @dataclass(frozen=True)
@@ -424,6 +444,6 @@ class UsageReport:
 
 #: Every model that reads a component of the OpenAPI document (the SDK's test compares them with it).
 SCHEMA_MODELS = (
-    Streaming, SessionInfo, LiveSession, Usage, Guardrail, TaskResult, FileInfo, Recording, RecordingLink,
+    Streaming, SessionInfo, ShownProxy, LiveSession, Usage, Guardrail, TaskResult, FileInfo, Recording, RecordingLink,
     Profile, Webhook, Delivery, UsageLine, UsageReport,
 )  # fmt: skip
