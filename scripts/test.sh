@@ -23,6 +23,9 @@ fi
 python3 -m pip install -q --disable-pip-version-check -r crates/webpilot/tests/python-requirements.txt
 # ... and the official JavaScript Socket.IO client (crates/webpilot/tests/clients/package.json).
 npm install --prefix crates/webpilot/tests/clients --no-audit --no-fund --silent
+# The TypeScript SDK's own dependencies (socket.io-client; typescript and openapi-typescript to build and check
+# it): the black-box test sdk_typescript compiles it with `tsc --strict` and drives the service through it.
+npm install --prefix sdk/typescript --no-audit --no-fund --silent
 
 # The cluster tests use the local Redis (several nodes share its rate windows).
 if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
@@ -34,11 +37,11 @@ bash scripts/check-deploy.sh
 
 # The PostgreSQL pass leaves out the integration modules whose subject is the browser or a wire protocol, not
 # stored state: the DevTools relay, the live view and WebRTC, egress, page observation and input, the Chromium
-# pool and its faults, the console, the OpenAPI document's generators and fuzzer, metrics, MCP's memory limits
-# and socket ids. They store only what every other module stores too (a user, a key, a session row); they run on
-# SQLite above. Every module that reads or writes tasks, files, recordings, profiles, webhooks, balances, usage,
+# pool and its faults, the console, the OpenAPI document's generators and fuzzer, metrics, MCP's memory limits,
+# socket ids, and the TypeScript SDK (a client of calls whose storage the other modules check on both). They
+# store only what every other module stores too (a user, a key, a session row); they run on SQLite above. Every module that reads or writes tasks, files, recordings, profiles, webhooks, balances, usage,
 # keys or cluster state runs on both.
-PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser_faults|remote_browser|pool|console|openapi|metrics|mcp_limits|socket_security'
+PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser_faults|remote_browser|pool|console|openapi|metrics|mcp_limits|socket_security|sdk_typescript'
 
 status=0
 # House rules as code: formatting and clippy (with the workspace lints of Cargo.toml) fail the run too.

@@ -48,6 +48,7 @@ mod recording_storage;
 mod recordings;
 mod remote_browser;
 mod replay;
+mod sdk_typescript;
 mod soak;
 mod socket;
 mod socket_security;
