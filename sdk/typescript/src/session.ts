@@ -33,8 +33,9 @@ export class Session {
   /** The DevTools endpoint for Playwright (`chromium.connectOverCDP(session.cdpUrl)`) or Puppeteer. */
   readonly cdpUrl: string;
   readonly streaming: Streaming;
-  /** Whether the session is recorded (false when asked but skipped, see `started.recordingSkipped`). */
-  readonly recording: boolean;
+  /** Whether the session is recorded (false when asked but skipped, see `started.recordingSkipped`);
+   *  undefined for a session found by `sessions.list()`. */
+  readonly recording: boolean | undefined;
   /** The start-session answer (undefined for a session found by `sessions.list()`). */
   readonly started: SessionStarted | undefined;
   private readonly http: Http;
@@ -46,7 +47,7 @@ export class Session {
     this.socketUrl = info.socketURL;
     this.cdpUrl = info.cdpURL;
     this.streaming = info.streaming;
-    this.recording = "recording" in info ? info.recording : false;
+    this.recording = "recording" in info ? info.recording : undefined;
     this.started = "recording" in info ? info : undefined;
   }
 
