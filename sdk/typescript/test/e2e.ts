@@ -176,7 +176,11 @@ async function plannerPart(t: Target) {
   assert.equal(guarded.message, "Fixture Home");
 
   // Use up the rate window without retries, then a run-task waits out Retry-After and goes through.
-  const strict = new Webpilot({ baseUrl: t.base, apiKey: t.key, maxRetries: 0 });
+  // This client takes its base URL and key from the environment.
+  process.env["WEBPILOT_BASE_URL"] = t.base;
+  process.env["WEBPILOT_API_KEY"] = t.key;
+  const strict = new Webpilot({ maxRetries: 0 });
+  assert.equal(strict.baseUrl, t.base);
   let limited: WebpilotError | undefined;
   for (let i = 0; i < 20 && limited === undefined; i++) {
     await strict.runTask(" ").catch((e: unknown) => {

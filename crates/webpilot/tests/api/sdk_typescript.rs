@@ -44,6 +44,13 @@ async fn compile() {
     let tsc = tsc.to_string_lossy().into_owned();
     let out = node(&[&tsc, "-p", "tsconfig.test.json", "--strict"], Duration::from_secs(120)).await;
     assert_ok("tsc --strict", &out);
+    // Nothing Node-only is imported when the SDK loads, so it bundles for a browser.
+    for entry in std::fs::read_dir(sdk_dir().join("dist-test/src")).expect("compiled SDK").flatten() {
+        let code = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for node_only in ["from \"node:", "import(\"node:", "require("] {
+            assert!(!code.contains(node_only), "{} loads Node-only code: {node_only}", entry.path().display());
+        }
+    }
 }
 
 /// The types openapi-typescript generates from the running service equal the checked-in ones.
