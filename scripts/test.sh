@@ -25,6 +25,9 @@ python3 -m pip install -q --disable-pip-version-check -r crates/webpilot/tests/p
 python3 -m pip install -q --disable-pip-version-check -e 'sdk/python[async]'
 # ... and the official JavaScript Socket.IO client (crates/webpilot/tests/clients/package.json).
 npm install --prefix crates/webpilot/tests/clients --no-audit --no-fund --silent
+# The TypeScript SDK's own dependencies (socket.io-client; typescript and openapi-typescript to build and check
+# it): the black-box test sdk_typescript compiles it with `tsc --strict` and drives the service through it.
+npm install --prefix sdk/typescript --no-audit --no-fund --silent
 
 # The cluster tests use the local Redis (several nodes share its rate windows).
 if command -v redis-cli >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
@@ -39,9 +42,9 @@ bash scripts/check-deploy.sh
 # pool and its faults, the console, the OpenAPI document's generators and fuzzer, metrics, MCP's memory limits
 # and socket ids. They store only what every other module stores too (a user, a key, a session row); they run on
 # SQLite above. Every module that reads or writes tasks, files, recordings, profiles, webhooks, balances, usage,
-# keys or cluster state runs on both. The Python SDK's test (sdk_python) runs once too: its subject is the client,
-# and every route it calls is tested on both stores by its own module.
-PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser_faults|remote_browser|pool|console|openapi|metrics|mcp_limits|socket_security|sdk_python'
+# keys or cluster state runs on both. The SDKs' tests (sdk_python, sdk_typescript) run once too: their subject is
+# the client, and every route they call is tested on both stores by its own module.
+PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser_faults|remote_browser|pool|console|openapi|metrics|mcp_limits|socket_security|sdk_python|sdk_typescript'
 
 status=0
 # House rules as code: formatting and clippy (with the workspace lints of Cargo.toml) fail the run too.

@@ -53,6 +53,7 @@ mod recordings;
 mod remote_browser;
 mod replay;
 mod sdk_python;
+mod sdk_typescript;
 mod soak;
 mod socket;
 mod socket_security;
