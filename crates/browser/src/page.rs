@@ -5,7 +5,6 @@ use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
 use crate::snapshot;
 use crate::tabs::{CrashFlag, Tab, TabOpener, Tabs};
-use tokio_util::task::AbortOnDropHandle;
 use crate::DomainPolicy;
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
@@ -16,6 +15,7 @@ use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio_util::task::AbortOnDropHandle;
 use webpilot_core::geometry::PagePoint;
 
 /// What a click by text or index hit.

@@ -6,7 +6,6 @@
 
 use crate::error::{within, BrowserError};
 use crate::lease::BrowserLease;
-use tokio_util::task::AbortOnDropHandle;
 use base64::Engine;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     DisableParams, EnableParams, EventRequestPaused, FulfillRequestParams, HeaderEntry, RequestPattern, RequestStage,
@@ -21,6 +20,7 @@ use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio_util::task::AbortOnDropHandle;
 use webpilot_core::profile::{normalize_origin, OriginState, StorageState};
 
 /// Most origins whose storage one profile carries (the first ones, in order).

@@ -15,7 +15,6 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::task::AbortOnDropHandle;
 
-
 /// Whether a tab's renderer has died since it was last navigated; set by the tab's crash watch the moment
 /// Chromium reports it, so whatever waits on the tab ends at once.
 #[derive(Clone)]

@@ -9,8 +9,8 @@
 use crate::actor::{Command, SessionActor};
 use crate::runner;
 use std::time::Duration;
-use tokio_util::task::AbortOnDropHandle;
 use tokio::time::Instant;
+use tokio_util::task::AbortOnDropHandle;
 use webpilot_agent::AgentError;
 use webpilot_browser::{BrowserError, BrowserPool, CookieJar, DomainPolicy, Replacement};
 use webpilot_core::events::{EndReason, SessionEvent};
