@@ -77,7 +77,7 @@ async fn files_listed(app: &TestApp, key: &str, sid: &str, n: usize) -> Value {
             return files;
         }
         assert!(std::time::Instant::now() < deadline, "{n} files were not stored: {files}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(crate::helpers::POLL).await;
     }
 }
 

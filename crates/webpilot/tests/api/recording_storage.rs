@@ -120,7 +120,9 @@ async fn recordings_in_an_object_store_are_served_by_any_node_also_after_theirs_
     // Uploaded before it was settled: the object store has it, the node's folder is gone.
     let objects = shared.path().join("objects/recordings").join(&sid);
     assert!(objects.join("video.webm").is_file() && objects.join("events.json").is_file(), "{objects:?}");
-    assert!(!a.data_dir().join("recordings").join(&sid).exists(), "the node keeps no copy");
+    // The folder goes right after the recording is settled (uploaded, then marked ready, then removed).
+    let folder = a.data_dir().join("recordings").join(&sid);
+    crate::helpers::wait_until(Duration::from_secs(10), "the node keeps no copy", || !folder.exists()).await;
     let (_, rec) = json_of(get(&a, &format!("/recordings/{sid}"), Some(&key), None).await).await;
     a.stop().await;
 
