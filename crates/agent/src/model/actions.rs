@@ -170,90 +170,88 @@ impl Action {
 }
 
 fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> ToolSpec {
-    ToolSpec {
-        name: name.into(),
-        description: description.into(),
-        parameters: json!({ "type": "object", "properties": properties, "required": required }),
+    // An empty `required` is left out: it is optional in JSON Schema, and every turn pays for it.
+    let mut parameters = json!({ "type": "object", "properties": properties });
+    if !required.is_empty() {
+        parameters["required"] = json!(required);
     }
+    ToolSpec { name: name.into(), description: description.into(), parameters }
 }
 
-/// The tools offered to the model; with an output schema, `done` takes the answer as `output`.
+/// The tools offered to the model; with an output schema, `done` takes the answer as `output`. The
+/// wording is terse on purpose: these definitions are sent (and billed) with every turn. `index` is an
+/// element's N in the observation, which the system prompt explains once.
 pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
     let done = match output_schema {
         None => tool(
             "done",
-            "Finish the task with the final answer for the user. Set success false if the task cannot be done.",
+            "Finish with the final answer; success false if the task cannot be done.",
             json!({ "message": { "type": "string" }, "success": { "type": "boolean" } }),
             &["message"],
         ),
         Some(schema) => tool(
             "done",
-            "Finish the task: `output` is the answer, matching the schema. If the task cannot be done, set \
-             success false and say why in message.",
+            "Finish: output is the answer, matching its schema. If the task cannot be done: success false, why in message.",
             json!({ "output": schema, "message": { "type": "string" }, "success": { "type": "boolean" } }),
             &[],
         ),
     };
-    let index = json!({ "type": "integer", "description": "the [index] of an element in the observation" });
+    let int = json!({ "type": "integer" });
+    let string = json!({ "type": "string" });
     vec![
-        tool("navigate", "Open a URL in the current tab.", json!({ "url": { "type": "string" } }), &["url"]),
-        tool("go_back", "Go back one page in the current tab's history.", json!({}), &[]),
+        tool("navigate", "Open a URL in the current tab.", json!({ "url": string }), &["url"]),
+        tool("go_back", "Go back one page in the current tab.", json!({}), &[]),
         tool(
             "click",
-            "Click an element by its index (preferred), or a point x/y in viewport pixels (1024 x 445).",
-            json!({ "index": index, "x": { "type": "number" }, "y": { "type": "number" } }),
+            "Click element index (preferred) or viewport point x,y (1024x445 px).",
+            json!({ "index": int, "x": { "type": "number" }, "y": { "type": "number" } }),
             &[],
         ),
         tool(
             "type",
-            "Type text into an input or textarea by index, replacing its content; optionally press Enter.",
-            json!({ "index": index, "text": { "type": "string" }, "press_enter": { "type": "boolean" } }),
+            "Type text into field index, replacing its content; press_enter presses Enter after.",
+            json!({ "index": int, "text": string, "press_enter": { "type": "boolean" } }),
             &["index", "text"],
         ),
         tool(
             "select_option",
-            "Choose an option of a select element by the option's text or value.",
-            json!({ "index": index, "option": { "type": "string" } }),
+            "Choose an option of select index by the option's text or value.",
+            json!({ "index": int, "option": string }),
             &["index", "option"],
         ),
         tool(
             "upload_file",
-            "Set one of the session's files (by its name in the session's file area) on a file input by index.",
-            json!({ "index": index, "name": { "type": "string" } }),
+            "Set a file of the session's file area, by name, on file input index.",
+            json!({ "index": int, "name": string }),
             &["index", "name"],
         ),
         tool(
             "press_key",
-            "Press a key (Enter, Escape, Tab, ArrowDown, ... or one character).",
-            json!({ "key": { "type": "string" } }),
+            "Press a key: Enter, Escape, Tab, ArrowDown... or one character.",
+            json!({ "key": string }),
             &["key"],
         ),
         tool(
             "scroll",
             "Scroll the page.",
-            json!({ "direction": { "type": "string", "enum": ["up", "down"] }, "pixels": { "type": "integer" } }),
+            json!({ "direction": { "type": "string", "enum": ["up", "down"] }, "pixels": int }),
             &["direction"],
         ),
-        tool(
-            "switch_tab",
-            "Make the tab with this index the current one.",
-            json!({ "index": { "type": "integer" } }),
-            &["index"],
-        ),
-        tool("open_tab", "Open a URL in a new tab and switch to it.", json!({ "url": { "type": "string" } }), &["url"]),
-        tool("close_tab", "Close the tab with this index.", json!({ "index": { "type": "integer" } }), &["index"]),
-        tool("wait", "Wait for the page (at most 10 seconds).", json!({ "seconds": { "type": "number" } }), &[]),
-        tool("extract", "Read the full visible text of the current page.", json!({}), &[]),
+        tool("switch_tab", "Make tab index the current one.", json!({ "index": int }), &["index"]),
+        tool("open_tab", "Open a URL in a new tab and switch to it.", json!({ "url": string }), &["url"]),
+        tool("close_tab", "Close tab index.", json!({ "index": int }), &["index"]),
+        tool("wait", "Wait for the page, at most 10 seconds.", json!({ "seconds": { "type": "number" } }), &[]),
+        tool("extract", "Read the full visible text of the page.", json!({}), &[]),
         tool(
             "find",
-            "Search the whole page, including what a cut left out, for text; returns the matching lines.",
-            json!({ "query": { "type": "string" } }),
+            "Search the whole page (a cut part too) for text; returns matching lines.",
+            json!({ "query": string }),
             &["query"],
         ),
         tool(
             "ask_human",
-            "Ask the human a question when you need information or a decision only they have; waits for the answer.",
-            json!({ "question": { "type": "string" } }),
+            "Ask the user what only they know or decide; waits for the answer.",
+            json!({ "question": string }),
             &["question"],
         ),
         done,

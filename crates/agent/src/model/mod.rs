@@ -4,6 +4,7 @@
 
 mod actions;
 pub(crate) mod answer;
+mod budget;
 pub(crate) mod execute;
 mod loops;
 pub(crate) mod observe;

@@ -5,7 +5,7 @@
 
 use crate::agent::{tool_results, with_model};
 use serde_json::json;
-use webpilot_testkit::model::{last_observation, line_index};
+use webpilot_testkit::model::{content_text, last_observation, line_index};
 use webpilot_testkit::Reply;
 
 fn add_to_cart(product: u32) -> Reply {
@@ -43,6 +43,16 @@ async fn the_listing_shows_every_card_in_context_and_its_buttons_work() {
     }
     assert!(page.contains("--- below the visible area ---"));
     assert!(!page.contains("cut here"), "the listing fits: {page}");
+    // The budgets of issue 35, counted as a provider bills them (o200k_base): the page part of the
+    // listing at most 800 tokens; the system prompt plus the tools, as sent, at most 1,000.
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let part = page.split_once("\nPage:\n").map_or(page.as_str(), |(_, p)| p);
+    let part_tokens = bpe.encode_with_special_tokens(part).len();
+    assert!(part_tokens <= 800, "the listing's page part is {part_tokens} tokens: {part}");
+    let system = content_text(&reqs[0]["messages"][0]);
+    let fixed = bpe.encode_with_special_tokens(&system).len()
+        + bpe.encode_with_special_tokens(&reqs[0]["tools"].to_string()).len();
+    assert!(fixed <= 1_000, "system prompt and tools are {fixed} tokens");
     // The click landed on product 29's button, far below the visible area.
     assert!(last_observation(&reqs[1]).contains("Cart: Product 29"), "{}", last_observation(&reqs[1]));
     let found = tool_results(&reqs[2]).join("\n");
