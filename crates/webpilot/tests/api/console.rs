@@ -257,6 +257,11 @@ async fn the_console_fits_a_laptop_a_desktop_and_a_phone_and_shows_its_states() 
     }
     assert_eq!(viewports[0]["link_opened"], true, "{seen}");
     assert_eq!(viewports[1]["markup_as_text"], true, "{seen}");
+    assert_eq!(
+        (&viewports[2]["guardrail_answered"], &viewports[2]["reconnected"]),
+        (&json!(true), &json!(true)),
+        "{seen}"
+    );
     // The laptop's video fills its column (not its native 1024 px), the phone's the phone's width.
     let width = |i: usize| viewports[i]["screen"][0].as_f64().unwrap_or(0.0);
     assert!(width(0) < 1024.0 && width(1) > 1024.0 && width(2) < 390.0, "{seen}");

@@ -1,7 +1,7 @@
 """The console (`/console`) in Playwright for Python, on Debian's Chromium, at 1280 x 800, 1920 x 1080 and
 390 x 844: no sideways scroll, every control reachable, the empty states and disabled controls, a wrong
 key reported, a session's live frames in the scaled video, a take-over click on a link in the scaled
-video opening it (at 1280 x 800), a task text carrying markup shown as text, and after Terminate the
+video opening it (at 1280 x 800), a guardrail answered and a lost connection reported on the phone, a task text carrying markup shown as text, and after Terminate the
 ended state with its reason and the controls disabled. Prints what it saw as one JSON line; exits
 non-zero on the first failed check.
 
@@ -135,6 +135,28 @@ def one_viewport(browser, base, key, site, width, height, shot):
         page.click("#takeover")
         if shot:
             page.screenshot(path=shot)
+
+    # On a phone: the agent's question fits the screen and is answered there; a lost connection is
+    # reported, and the console reconnects.
+    if width == 390:
+        page.fill("#task", 'ask the human "Which word?"; report the url')
+        page.click("#send-task")
+        page.wait_for_selector("#guardrail", state="visible")
+        check(page.text_content("#guardrail-question") == "Which word?", "the question shown")
+        no_overflow(page, f"{when} guardrail")
+        page.fill("#guardrail-answer", "blue")
+        page.click("#guardrail button")
+        page.wait_for_selector("#guardrail", state="hidden")
+        page.wait_for_function("() => Array.from(document.querySelectorAll('#log li')).some((li) => "
+                               "li.textContent.includes('task_completed'))", timeout=20_000)
+        seen["guardrail_answered"] = True
+        ctx.set_offline(True)
+        page.wait_for_function("() => document.getElementById('conn').textContent.includes('connection lost')",
+                               timeout=20_000)
+        seen["lost"] = page.text_content("#conn")
+        ctx.set_offline(False)
+        page.wait_for_function("() => document.getElementById('conn').textContent === ''", timeout=20_000)
+        seen["reconnected"] = True
 
     # Terminate: the console says the session ended and why, and its controls are disabled.
     page.click("#toolbar button[data-state=terminate]")
