@@ -411,6 +411,7 @@ async function playRecording(r) {
     video.src = link.videoURL;
     $('playing').textContent = r.sessionId;
     $('player').hidden = false;
+    $('player').scrollIntoView({ block: 'start' });
     const resp = await fetch(link.eventsURL);
     const { events } = await resp.json();
     const list = $('timeline');

@@ -208,6 +208,12 @@ async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_consol
     })
     .await;
     assert_eq!(shown["width"], 1024, "{shown}");
+    // The player opened in view: the page scrolled until the whole video is inside the window.
+    let seen = "(() => { const r = document.getElementById('recording').getBoundingClientRect(); \
+                return [r.top, r.bottom, innerHeight]; })()";
+    let at = eval(&console, seen).await;
+    let n = |i: usize| at[i].as_f64().unwrap_or(f64::NAN);
+    assert!(n(0) >= -1.0 && n(1) <= n(2) + 1.0, "the recording at {at}, not in view");
     // Clicking the navigation to the green page seeks the video there, and highlights that event.
     let entries = eval_until(
         &console,
