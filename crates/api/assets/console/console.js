@@ -139,7 +139,12 @@ function connect(session) {
   socket.on('connect', () => { state.connected = true; $('conn').textContent = ''; log('connect', ''); });
   socket.on('connect_error', (e) => {
     log('connect_error', e.message);
-    if (!state.ended) $('conn').textContent = 'cannot connect: retrying…';
+    if (state.ended) return;
+    $('conn').textContent = 'cannot connect: retrying…';
+    // A session that is no longer listed has ended while the channel was down.
+    api('GET', '/start/sessions').then(({ sessions }) => {
+      if (state.session === session && !sessions.some((s) => s.sessionId === session.sessionId)) ended('no longer live');
+    }).catch(() => {});
   });
   socket.on('disconnect', (why) => {
     state.connected = false;
@@ -165,6 +170,7 @@ function ended(reason) {
   log('end_session', reason);
   state.ended = String(reason);
   setTakeover(false, false);
+  if (state.socket) { state.socket.disconnect(); state.socket = null; }
   $('current').textContent = `${state.session ? state.session.sessionId : ''} (ended: ${state.ended})`;
   $('conn').textContent = '';
   $('guardrail').hidden = true;
