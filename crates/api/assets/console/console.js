@@ -10,17 +10,39 @@ const SPECIAL_KEYS = new Set(['Enter', 'Escape', 'Tab', 'Backspace', 'Delete', '
 
 const $ = (id) => document.getElementById(id);
 const state = { session: null, socket: null, pc: null, whepResource: null, takeover: false,
-  typed: '', typeTimer: null, clickTimer: null, pinned: null };
+  typed: '', typeTimer: null, clickTimer: null, pinned: null, ended: null, connected: false };
 
 function key() { return sessionStorage.getItem(KEY_SLOT) || ''; }
 function status(text) { $('status').textContent = text; }
+function who(text, error = false) { $('who').textContent = text; $('who').classList.toggle('error', error); }
+
+/** Enables the controls that can act now, and says in the video's place what to do next. */
+function render() {
+  const live = Boolean(state.session) && !state.ended;
+  for (const b of document.querySelectorAll('button[data-state], #takeover, #send-task')) b.disabled = !live;
+  $('start').disabled = !key();
+  $('refresh').disabled = !key();
+  $('refresh-recordings').disabled = !key();
+  $('forget-key').disabled = !key();
+  $('current').classList.toggle('ended', Boolean(state.ended));
+  let hint = '';
+  if (!key()) hint = 'Paste your API key above to begin.';
+  else if (!state.session) hint = 'Start a session, or pick one from the list and press Watch.';
+  else if (state.ended) hint = `This session ended (${state.ended}). Start or pick another one.`;
+  $('hint').textContent = hint;
+  $('hint').hidden = !hint;
+}
 
 async function api(method, path, body) {
   const headers = { Authorization: `Bearer ${key()}` };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const resp = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const json = await resp.json().catch(() => ({}));
-  if (!resp.ok || json.success === false) throw new Error(`${resp.status} ${json.code || ''}: ${json.message || ''}`);
+  if (!resp.ok || json.success === false) {
+    const error = new Error(`${resp.status} ${json.code || ''}: ${json.message || ''}`);
+    error.status = resp.status;
+    throw error;
+  }
   return json;
 }
 
@@ -64,8 +86,13 @@ async function refresh() {
       li.appendChild(watch);
       list.appendChild(li);
     }
-    status(sessions.length ? `${sessions.length} live session(s)` : 'no live sessions');
-  } catch (e) { status(`could not list sessions: ${e.message}`); }
+    status(sessions.length ? `${sessions.length} live session(s)` : 'no live sessions: start one');
+    return true;
+  } catch (e) {
+    if (e.status === 401) { refuseKey(); return false; }
+    status(`could not list sessions: ${e.message}`);
+    return true;
+  }
 }
 
 async function start(event) {
@@ -89,12 +116,16 @@ async function leave() {
   $('mjpeg').removeAttribute('src');
   $('mjpeg').hidden = true;
   setTakeover(false, false);
+  state.connected = false;
+  $('conn').textContent = '';
 }
 
 async function select(session) {
   await leave();
   state.session = session;
+  state.ended = null;
   $('current').textContent = session.sessionId;
+  render();
   $('log').replaceChildren();
   connect(session);
   watch(session.streaming).catch((e) => status(`no video: ${e.message}`));
@@ -105,20 +136,53 @@ async function select(session) {
 function connect(session) {
   const socket = io(session.socketURL, { auth: { sessionId: session.sessionId }, transports: ['websocket'] });
   state.socket = socket;
-  socket.on('connect', () => log('connect', ''));
-  socket.on('connect_error', (e) => log('connect_error', e.message));
+  socket.on('connect', () => { state.connected = true; $('conn').textContent = ''; log('connect', ''); });
+  socket.on('connect_error', (e) => {
+    log('connect_error', e.message);
+    if (state.ended) return;
+    $('conn').textContent = 'cannot connect: retrying…';
+    // A session that is no longer listed has ended while the channel was down.
+    api('GET', '/start/sessions').then(({ sessions }) => {
+      if (state.session === session && !sessions.some((s) => s.sessionId === session.sessionId)) ended('no longer live');
+    }).catch(() => {});
+  });
+  socket.on('disconnect', (why) => {
+    state.connected = false;
+    if (state.ended || why === 'io client disconnect') return;
+    log('disconnect', why);
+    $('conn').textContent = 'connection lost: reconnecting…';
+    // The service closed the channel: connect again by hand (the client only retries on its own
+    // after a transport failure).
+    if (why === 'io server disconnect') socket.connect();
+  });
   socket.on('message', (event) => {
     log(event.type, describe(event));
     if (event.type === 'guardrail_trigger') askGuardrail(event.data && event.data.value);
   });
-  socket.on('end_session', (e) => { log('end_session', e && e.reason); status('the session ended'); refresh(); });
+  socket.on('end_session', (e) => { ended((e && e.reason) || 'unknown reason'); refresh(); });
   socket.on('instance:disconnected', () => log('instance:disconnected', 'waiting for the browser to come back'));
   socket.on('instance:reconnected', () => log('instance:reconnected', ''));
 }
 
+/** The session ended: say so and why, stop its video, and disable what can no longer act. */
+function ended(reason) {
+  if (state.ended) return;
+  log('end_session', reason);
+  state.ended = String(reason);
+  setTakeover(false, false);
+  if (state.socket) { state.socket.disconnect(); state.socket = null; }
+  $('current').textContent = `${state.session ? state.session.sessionId : ''} (ended: ${state.ended})`;
+  $('conn').textContent = '';
+  $('guardrail').hidden = true;
+  status(`the session ended (${state.ended})`);
+  if (state.pc) { state.pc.close(); state.pc = null; }
+  $('mjpeg').removeAttribute('src');
+  render();
+}
+
 function send(message) {
   return new Promise((resolve) => {
-    if (!state.socket) { status('select a session first'); resolve(null); return; }
+    if (!state.socket || state.ended) { status('select a live session first'); resolve(null); return; }
     state.socket.timeout(60000).emit('message', message, (err, answer) => {
       if (err) { status('no answer from the service'); resolve(null); return; }
       if (answer && answer.success === false) status(`${answer.code}: ${answer.message}`);
@@ -204,6 +268,7 @@ async function watchWebRtc(url) {
 
 function setTakeover(on, tell = true) {
   state.takeover = on;
+  if (on && (!state.session || state.ended)) return;
   $('takeover').setAttribute('aria-pressed', String(on));
   $('takeover').textContent = on ? 'Release control' : 'Take over';
   $('screen').classList.toggle('takeover', on);
@@ -271,9 +336,24 @@ function useKey(event) {
   if (!value) return;
   sessionStorage.setItem(KEY_SLOT, value);
   $('key').value = '';
-  $('who').textContent = 'key in use (this tab only)';
-  refresh();
-  refreshRecordings();
+  who('checking the key…');
+  checkKey();
+}
+
+/** Lists the sessions with the stored key: it is either in use, or refused and forgotten. */
+async function checkKey() {
+  render();
+  if (await refresh()) {
+    who('key in use (this tab only)');
+    refreshRecordings();
+  }
+}
+
+function refuseKey() {
+  sessionStorage.removeItem(KEY_SLOT);
+  who('wrong key: the service refused it. Paste another one.', true);
+  status('');
+  render();
 }
 
 function forgetKey() {
@@ -283,8 +363,12 @@ function forgetKey() {
   $('recordings').replaceChildren();
   $('player').hidden = true;
   $('recording').removeAttribute('src');
-  $('who').textContent = '';
+  state.session = null;
+  state.ended = null;
+  $('current').textContent = 'no session selected';
+  who('');
   status('key forgotten');
+  render();
 }
 
 // ---- recordings ---------------------------------------------------------------------------
@@ -307,7 +391,10 @@ async function refreshRecordings() {
       li.appendChild(play);
       list.appendChild(li);
     }
-  } catch (e) { status(`could not list recordings: ${e.message}`); }
+  } catch (e) {
+    if (e.status === 401) refuseKey();
+    else status(`could not list recordings: ${e.message}`);
+  }
 }
 
 /** A short text for one timeline entry. */
@@ -330,6 +417,7 @@ async function playRecording(r) {
     video.src = link.videoURL;
     $('playing').textContent = r.sessionId;
     $('player').hidden = false;
+    $('player').scrollIntoView({ block: 'start' });
     const resp = await fetch(link.eventsURL);
     const { events } = await resp.json();
     const list = $('timeline');
@@ -381,5 +469,6 @@ document.addEventListener('DOMContentLoaded', () => {
   screen.addEventListener('keydown', onKey);
   screen.addEventListener('paste', onPaste);
   window.addEventListener('pagehide', leave);
-  if (key()) { $('who').textContent = 'key in use (this tab only)'; refresh(); refreshRecordings(); }
+  render();
+  if (key()) checkKey();
 });

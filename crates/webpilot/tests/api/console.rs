@@ -1,12 +1,14 @@
 //! The console (`/console`) in a real headless Chromium: a person pastes a key, starts a session,
 //! watches its live video, sends a task and sees its events, takes over with a click on the video
-//! that lands on the page at the spec's coordinates, and answers the agent's question in place. With `WEBPILOT_CONSOLE_SCREENSHOT=<path>` the test
-//! also saves a screenshot of the console watching the session (docs/console.png is made this way).
+//! that lands on the page at the spec's coordinates, and answers the agent's question in place; and its
+//! layout and states in Playwright at a laptop's, a desktop's and a phone's size. With
+//! `WEBPILOT_CONSOLE_SCREENSHOT=<path>` the layout test also saves a screenshot of the console watching a
+//! session at 1280 × 800 (docs/console.png is made this way).
 
 use crate::helpers::TestApp;
 use serde_json::{json, Value};
 use std::time::Duration;
-use webpilot_testkit::viewer::{click, click_at, eval, eval_until, screenshot, type_into};
+use webpilot_testkit::viewer::{click, click_at, eval, eval_until, type_into};
 use webpilot_testkit::Viewer;
 
 /// The log lines of the console's event list, then its status line.
@@ -86,18 +88,19 @@ async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console()
         |v| v == "true",
     )
     .await;
+    // The video is scaled to the column: the click maps through the scale to the frame point.
     let rect = eval(&console, "(() => { const r = document.getElementById('screen').getBoundingClientRect(); return { left: r.left, top: r.top, width: r.width, height: r.height }; })()").await;
-    assert_eq!(
-        (rect["width"].as_f64(), rect["height"].as_f64()),
-        (Some(1024.0), Some(600.0)),
-        "shown at its own size: {rect}"
-    );
-    let (left, top) = (rect["left"].as_f64().unwrap_or(0.0), rect["top"].as_f64().unwrap_or(0.0));
-    click_at(&console, left + 300.0, top + 255.0).await;
-    eval_until(&console, LOG, Duration::from_secs(10), "the click in the log", |l| log_has(l, "click: 300,255")).await;
+    let f = |k: &str| rect[k].as_f64().unwrap_or(0.0);
+    assert!((f("width") / f("height") - 1024.0 / 600.0).abs() < 0.01, "keeps its aspect ratio: {rect}");
+    let (sx, sy) = (f("width") / 1024.0, f("height") / 600.0);
+    let (cx, cy) = ((f("left") + 300.0 * sx).round(), (f("top") + 255.0 * sy).round());
+    let (fx, fy) = (((cx - f("left")) / sx).round(), ((cy - f("top")) / sy).round());
+    click_at(&console, cx, cy).await;
+    let sent = format!("click: {fx},{fy}");
+    eval_until(&console, LOG, Duration::from_secs(10), "the click in the log", |l| log_has(l, &sent)).await;
     // Release control, then the page must have seen the click where the person clicked.
     click(&console, "#takeover").await;
-    assert_eq!(poll_title(&app, &key, &sid).await, "clicked 300,100");
+    assert_eq!(poll_title(&app, &key, &sid).await, format!("clicked {fx},{}", fy - 155.0));
 
     // The agent asks; the question appears in place and the person's answer resumes the task.
     type_into(&console, "#task", "ask the human \"Which word?\"; report the url").await;
@@ -120,10 +123,6 @@ async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console()
         completed_after(l, "task: open")
     })
     .await;
-    if let Ok(path) = std::env::var("WEBPILOT_CONSOLE_SCREENSHOT") {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        screenshot(&console, std::path::Path::new(&path)).await;
-    }
     viewer.close().await;
     app.stop().await;
 }
@@ -209,6 +208,12 @@ async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_consol
     })
     .await;
     assert_eq!(shown["width"], 1024, "{shown}");
+    // The player opened in view: the page scrolled until the whole video is inside the window.
+    let seen = "(() => { const r = document.getElementById('recording').getBoundingClientRect(); \
+                return [r.top, r.bottom, innerHeight]; })()";
+    let at = eval(&console, seen).await;
+    let n = |i: usize| at[i].as_f64().unwrap_or(f64::NAN);
+    assert!(n(0) >= -1.0 && n(1) <= n(2) + 1.0, "the recording at {at}, not in view");
     // Clicking the navigation to the green page seeks the video there, and highlights that event.
     let entries = eval_until(
         &console,
@@ -234,5 +239,37 @@ async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_consol
     .await;
     assert!(sought["current"].as_str().is_some_and(|c| c.contains("navigate")), "{sought}");
     viewer.close().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_console_fits_a_laptop_a_desktop_and_a_phone_and_shows_its_states() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let site = app.site.url("/");
+    let shot = std::env::var("WEBPILOT_CONSOLE_SCREENSHOT").unwrap_or_default();
+    let mut args = vec![app.base.as_str(), key.as_str(), site.as_str()];
+    if !shot.is_empty() {
+        args.push(&shot);
+    }
+    let seen = crate::clients::run_python("console_layout.py", &args, &[], Duration::from_secs(120)).await;
+    println!("{seen}");
+    let viewports = seen["viewports"].as_array().expect("viewports");
+    let names: Vec<&str> = viewports.iter().filter_map(|v| v["viewport"].as_str()).collect();
+    assert_eq!(names, ["1280x800", "1920x1080", "390x844"], "{seen}");
+    for v in viewports {
+        assert!(v["wrong_key"].as_str().is_some_and(|w| w.contains("wrong key")), "{v}");
+        assert!(v["ended_hint"].as_str().is_some_and(|h| h.contains("ended (terminated)")), "{v}");
+    }
+    assert_eq!(viewports[0]["link_opened"], true, "{seen}");
+    assert_eq!(viewports[1]["markup_as_text"], true, "{seen}");
+    assert_eq!(
+        (&viewports[2]["guardrail_answered"], &viewports[2]["reconnected"]),
+        (&json!(true), &json!(true)),
+        "{seen}"
+    );
+    // The laptop's video fills its column (not its native 1024 px), the phone's the phone's width.
+    let width = |i: usize| viewports[i]["screen"][0].as_f64().unwrap_or(0.0);
+    assert!(width(0) < 1024.0 && width(1) > 1024.0 && width(2) < 390.0, "{seen}");
     app.stop().await;
 }
