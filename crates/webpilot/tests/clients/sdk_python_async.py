@@ -73,6 +73,11 @@ async def main() -> None:
         # One-shot through the planner.
         one = await wp.run_task(f"open {SITE}/ then report the title", timeout=30)
         assert one.message == "Fixture Home", one
+        # The session's identity fields by their Python names: the site sees the locale's languages.
+        spoken = await wp.run_task(
+            f'open {SITE}/identity then report the text of "#accept-language"', locale="de-DE", timeout=30
+        )
+        assert spoken.message == "de-DE,de;q=0.9", spoken
 
         async with wp.sessions.start(starting_url=f"{SITE}/counter") as s:
             async with s.events() as events:

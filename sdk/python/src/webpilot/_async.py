@@ -227,6 +227,11 @@ class AsyncSessions:
         secrets: Optional[c.Secrets] = None,
         output_schema: Optional[Json] = None,
         terminate_on_completion: Optional[bool] = None,
+        proxies: Optional[Sequence[Json]] = None,
+        locale: Optional[str] = None,
+        timezone: Optional[str] = None,
+        user_agent: Optional[str] = None,
+        geolocation: Optional[Json] = None,
         extra: Optional[Json] = None,
     ) -> SessionStart:
         """Starts a session (``POST /start/start-session``): ``async with wp.sessions.start(...) as s:``
@@ -236,6 +241,8 @@ class AsyncSessions:
             persist_profile=persist_profile, max_duration=max_duration, max_input_tokens=max_input_tokens,
             max_output_tokens=max_output_tokens, avoid_domains=list(avoid_domains) if avoid_domains else None,
             secrets=secrets, output_schema=output_schema, terminate_on_completion=terminate_on_completion,
+            proxies=list(proxies) if proxies else None, locale=locale, timezone=timezone, user_agent=user_agent,
+            geolocation=geolocation,
         )  # fmt: skip
 
         async def make() -> AsyncSession:

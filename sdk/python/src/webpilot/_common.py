@@ -24,6 +24,11 @@ _FIELDS = {
     "replay_of": "replayOf",
     "terminate_on_completion": "terminateOnCompletion",
     "mode": "mode",
+    "proxies": "proxies",
+    "locale": "locale",
+    "timezone": "timezone",
+    "user_agent": "userAgent",
+    "geolocation": "geolocation",
 }
 
 Secrets = Dict[str, Union[str, Dict[str, Any]]]
