@@ -4,43 +4,11 @@
 
 use crate::agent::{collect_events, tool_results, with_model};
 use crate::helpers::{holds, stored_bytes, TestApp};
+use crate::logs::Logs;
 use serde_json::{json, Value};
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use webpilot_testkit::model::{content_text, last_observation};
 use webpilot_testkit::Reply;
-
-/// Every log line the service writes (all levels down to debug), kept in memory.
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Logs {
-    /// Captures the logs of this test process (nextest runs each test in its own process).
-    fn capture() -> Logs {
-        let logs = Logs::default();
-        let writer = logs.clone();
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .init();
-        logs
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
-    }
-}
 
 const USER: &str = "ada.lovelace-77";
 const PASSWORD: &str = "hunter2-Zq9!x";

@@ -306,6 +306,19 @@ impl TestApp {
         self.app().store.get_session(&id).await.expect("store").expect("session row").end_reason
     }
 
+    /// Waits until the session's end is stored and returns its reason, at most `limit`. It reads the store, so
+    /// it sends the session nothing (a message would be activity, keeping an idle session open).
+    pub async fn wait_end_reason(&self, session: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(reason) = self.end_reason(session).await {
+                return reason;
+            }
+            assert!(Instant::now() < deadline, "session {session} did not end within {limit:?}");
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
     /// Waits until the session is gone (a message to it answers 404), at most `limit`.
     pub async fn wait_session_gone(&self, key: &str, session: &str, limit: Duration) {
         let deadline = Instant::now() + limit;

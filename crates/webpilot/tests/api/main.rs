@@ -35,6 +35,7 @@ mod identity;
 mod input_rules;
 mod live_view;
 mod live_view_secrets;
+mod logs;
 mod mcp;
 mod mcp_limits;
 mod metrics;

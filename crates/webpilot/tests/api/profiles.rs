@@ -222,11 +222,7 @@ async fn a_profile_is_saved_when_its_session_completes_or_expires() {
     assert_eq!(done["type"], "task_completed", "{done}");
     wait_profile(&app, &key, "late").await;
     // The profile is saved before the session's end is recorded.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while app.end_reason(&sid).await.is_none() && std::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert_eq!(app.end_reason(&sid).await.as_deref(), Some("expired"));
+    assert_eq!(app.wait_end_reason(&sid, std::time::Duration::from_secs(10)).await, "expired");
     let seen = account_seen(&app, &key, json!({ "profile": "late" })).await;
     assert_eq!(seen, summary(&session_token("di"), &cart_of("di"), &order_of("di")));
 }
@@ -286,12 +282,7 @@ async fn a_lost_instance_saves_nothing_and_frees_the_profile() {
     for pid in app.app().manager.pool().pids().await {
         let _ = std::process::Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while app.end_reason(&sid).await.is_none() {
-        assert!(std::time::Instant::now() < deadline, "the session did not end");
-        tokio::time::sleep(crate::helpers::POLL).await;
-    }
-    assert_eq!(app.end_reason(&sid).await.as_deref(), Some("instance_lost"));
+    assert_eq!(app.wait_end_reason(&sid, std::time::Duration::from_secs(30)).await, "instance_lost");
     // Nothing was saved from the dead browser: the profile is as it was.
     let exported = call(&app, reqwest::Method::GET, "/profiles/shop/export", &key, None).await;
     assert_eq!(exported.body["cookies"][0]["value"], "kept", "{}", exported.body);

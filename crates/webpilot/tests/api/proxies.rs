@@ -5,45 +5,14 @@
 //! fails, and the passwords show up nowhere.
 
 use crate::helpers::{free_port, Settings, TestApp};
+use crate::logs::Logs;
 use serde_json::{json, Value};
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use webpilot_testkit::{Decoy, ProxyKind, TestProxy};
 
 const HTTP_PASSWORD: &str = "hp-Zx81-proxypass";
 const SOCKS_PASSWORD: &str = "sp-Qr55-proxypass";
 const OPERATOR_PASSWORD: &str = "op-Kt33-proxypass";
-
-/// This test process's log lines (nextest runs each test in its own process).
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Logs {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Logs {
-    fn capture() -> Logs {
-        let logs = Logs::default();
-        let writer = logs.clone();
-        tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .init();
-        logs
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
-    }
-}
 
 /// Adds `extra` to the `--egress-allow` the harness set for its fixture site.
 fn also_allow(mut s: Settings, extra: &str) -> Settings {
