@@ -15,8 +15,8 @@ impl SessionManager {
     /// sessions of those deactivated meanwhile.
     pub fn watch_accounts(&self, every: Duration) {
         let me = self.clone();
-        let stop = self.shared().shutdown.clone();
-        self.shared().spawn(async move {
+        let stop = self.stopping().clone();
+        self.spawn(async move {
             let mut tick = tokio::time::interval(every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -31,10 +31,10 @@ impl SessionManager {
 
     /// Ends the live sessions of owners whose account is deactivated; returns how many ended.
     pub async fn end_deactivated(&self) -> usize {
-        let owners: HashSet<UserId> = self.shared().owners();
+        let owners: HashSet<UserId> = self.owners();
         let mut ended = 0;
         for owner in owners {
-            match self.shared().store.get_user(&owner).await {
+            match self.store().get_user(&owner).await {
                 Ok(Some(user)) if user.is_active() => {}
                 // A user that no longer exists is as gone as a deactivated one.
                 Ok(_) => {

@@ -7,6 +7,7 @@
 //! session or task ends (after the task's real cost is charged), or on drop; nothing held survives a
 //! crash as a phantom debit (a restarting or lost node's claims are dropped with its work).
 
+use crate::error::internal;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use webpilot_core::{ApiError, ErrorCode, UserId};
@@ -73,7 +74,7 @@ impl Admission {
         match &self.counter {
             Counter::Local(map) => Ok(Self::with_load(map, user, |load| load.held_micros)),
             Counter::Shared { store, .. } => {
-                store.held_micros(user).await.map_err(|e| crate::actor::internal("reading the user's holds", e))
+                store.held_micros(user).await.map_err(|e| internal("reading the user's holds", e))
             }
         }
     }
@@ -122,7 +123,7 @@ impl Admission {
                 match store.claim(user, node, kind, limits).await {
                     Ok(Ok(id)) => Taken::Claim(id),
                     Ok(Err(why)) => return Err(self.refused(why)),
-                    Err(e) => return Err(crate::actor::internal("counting the user's sessions and tasks", e)),
+                    Err(e) => return Err(internal("counting the user's sessions and tasks", e)),
                 }
             }
         };

@@ -1,15 +1,28 @@
-//! A session's downloads, as its actor receives them from the browser: each finished one is named (the
-//! page's suggested name made safe, unique within the session), checked against the session's cap,
-//! stored with its bytes, and announced with a `download` event; a refused one is announced too.
+//! A session's files, as a part its actor owns: each finished download is named (the page's suggested
+//! name made safe, unique within the session), checked against the session's cap, stored with its bytes,
+//! and announced with a `download` event (a refused one is announced too); and the session's stored files
+//! are put where its page's file inputs may be given them.
 
-use crate::actor::SessionActor;
 use std::path::Path;
 use std::time::Duration;
-use webpilot_browser::DownloadOutcome;
+use tokio::sync::broadcast;
+use webpilot_browser::{BrowserLease, DownloadOutcome, SessionPage};
 use webpilot_core::events::{DownloadEvent, SessionEvent};
 use webpilot_core::files::{check_name, mime_for, sanitize, FileSource};
-use webpilot_core::ErrorCode;
-use webpilot_store::NewFile;
+use webpilot_core::{ErrorCode, SessionId, UserId};
+use webpilot_store::{NewFile, Store};
+
+/// One session's files: where they are stored, under which caps, and whom a download is announced to.
+pub(crate) struct Files {
+    store: Store,
+    session: SessionId,
+    user: UserId,
+    /// The session's file cap (bytes).
+    cap: u64,
+    /// The user's storage quota (bytes), if any.
+    quota: Option<i64>,
+    bus: broadcast::Sender<SessionEvent>,
+}
 
 /// The MIME type of a `data:` URL (`data:text/plain;base64,...` → `text/plain`).
 fn data_url_mime(url: &str) -> Option<&str> {
@@ -21,22 +34,33 @@ fn data_url_mime(url: &str) -> Option<&str> {
 /// How long a session that ends waits for its downloads still under way.
 const DOWNLOAD_GRACE: Duration = Duration::from_secs(10);
 
-impl SessionActor {
+impl Files {
+    pub fn new(
+        store: Store,
+        session: SessionId,
+        user: UserId,
+        cap: u64,
+        quota: Option<i64>,
+        bus: broadcast::Sender<SessionEvent>,
+    ) -> Self {
+        Files { store, session, user, cap, quota, bus }
+    }
+
     /// Stores the downloads reported or still under way (for up to [`DOWNLOAD_GRACE`]) before the
     /// session's context goes. With `quiet`, it also waits until no download has been under way for that
     /// long: a task's last click may start one whose first event has not come yet (a run-task's end).
-    pub(crate) async fn settle_downloads(&self, quiet: Duration) {
+    pub async fn settle_downloads(&self, lease: &BrowserLease, quiet: Duration) {
         let deadline = tokio::time::Instant::now() + DOWNLOAD_GRACE;
         let mut calm_since = tokio::time::Instant::now();
         loop {
-            let busy = self.lease.downloads_in_flight() > 0;
+            let busy = lease.downloads_in_flight() > 0;
             if busy {
                 calm_since = tokio::time::Instant::now();
             }
             let calm_until = calm_since + quiet;
             tokio::select! {
                 biased;
-                outcome = self.lease.next_download() => {
+                outcome = lease.next_download() => {
                     self.on_download(outcome).await;
                     calm_since = tokio::time::Instant::now();
                 }
@@ -49,10 +73,10 @@ impl SessionActor {
 
     /// Puts the session's stored files where its page's file inputs may be given them (a file already
     /// there with its size is kept); a failure is logged, and the upload that needs the file fails.
-    pub(crate) async fn place_files(&self) {
-        let Some(dir) = self.lease.page().files_dir().map(Path::to_path_buf) else { return };
-        let store = &self.shared.store;
-        let files = match store.list_files(&self.id).await {
+    pub async fn place_files(&self, page: &SessionPage) {
+        let Some(dir) = page.files_dir().map(Path::to_path_buf) else { return };
+        let store = &self.store;
+        let files = match store.list_files(&self.session).await {
             Ok(files) => files,
             Err(e) => {
                 tracing::warn!(error = %e, "listing a session's files failed");
@@ -69,7 +93,7 @@ impl SessionActor {
             if present {
                 continue;
             }
-            let written = match store.get_file(&self.id, &f.name).await {
+            let written = match store.get_file(&self.session, &f.name).await {
                 Ok(Some((_, content))) => tokio::fs::write(&path, content).await.map_err(|e| e.to_string()),
                 Ok(None) => Ok(()), // deleted meanwhile
                 Err(e) => Err(e.to_string()),
@@ -80,7 +104,7 @@ impl SessionActor {
         }
     }
 
-    pub(crate) async fn on_download(&self, outcome: DownloadOutcome) {
+    pub async fn on_download(&self, outcome: DownloadOutcome) {
         let event = match outcome {
             DownloadOutcome::Refused { suggested, reason } => DownloadEvent::refused(
                 format!("{}: {reason}; nothing was kept", sanitize(&suggested)),
@@ -93,9 +117,9 @@ impl SessionActor {
 
     async fn keep(&self, suggested: &str, url: &str, content: &[u8]) -> DownloadEvent {
         let name = sanitize(suggested);
-        let cap = self.shared.pool.settings().max_session_file_bytes;
-        let store = &self.shared.store;
-        let used = match store.session_file_bytes(&self.id).await {
+        let cap = self.cap;
+        let store = &self.store;
+        let used = match store.session_file_bytes(&self.session).await {
             Ok(n) => u64::try_from(n).unwrap_or(0),
             Err(e) => {
                 tracing::error!(error = %e, "reading a session's file bytes failed");
@@ -111,8 +135,8 @@ impl SessionActor {
                 ErrorCode::FileTooLarge,
             );
         }
-        let quota = self.shared.config.storage_quota_bytes;
-        if store.over_storage_quota(&self.user_id, content.len(), quota).await.unwrap_or(false) {
+        let quota = self.quota;
+        if store.over_storage_quota(&self.user, content.len(), quota).await.unwrap_or(false) {
             let quota = quota.unwrap_or_default();
             return DownloadEvent::refused(
                 format!("{name}: the download passed the storage quota of {quota} bytes; nothing was kept"),
@@ -121,7 +145,7 @@ impl SessionActor {
         }
         let mime_type = data_url_mime(url).unwrap_or_else(|| mime_for(&name));
         let file = NewFile { name: &name, mime_type, source: FileSource::Download, content };
-        match store.insert_file(&self.id, &self.user_id, file).await {
+        match store.insert_file(&self.session, &self.user, file).await {
             Ok(r) => {
                 tracing::info!(bytes = r.bytes, "a download was stored");
                 DownloadEvent::saved(r.name, u64::try_from(r.bytes).unwrap_or(0), r.sha256, r.mime_type)

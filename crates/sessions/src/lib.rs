@@ -6,7 +6,9 @@ mod accounts;
 mod actor;
 mod admission;
 mod config;
+mod error;
 mod files;
+mod input;
 mod live;
 mod manager;
 mod profiles;
@@ -19,8 +21,9 @@ mod start;
 
 pub use config::SessionConfig;
 pub use live::{LiveTask, TaskView};
-pub use manager::{EventHook, RecordHook, RecordedSession, SendOutcome, SessionManager, StartedSession, StartedTask};
+pub use manager::{SendOutcome, SessionManager};
 pub use profiles::{
-    ProfileKey, ProfileKeyError, ProfileSettings, DEFAULT_MAX_PROFILE_BYTES, DEFAULT_MAX_USER_PROFILE_BYTES,
+    ProfileKey, ProfileKeyError, ProfileSettings, Profiles, DEFAULT_MAX_PROFILE_BYTES, DEFAULT_MAX_USER_PROFILE_BYTES,
 };
-pub use recording::Recording;
+pub use recording::{EventHook, RecordHook, RecordedSession, Recording};
+pub use start::{StartedSession, StartedTask};

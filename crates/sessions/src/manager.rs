@@ -1,119 +1,25 @@
-//! The registry of live sessions and the domain entry points the API calls: start a session
-//! (`start.rs`), send it a message, wait for or poll a task. Ownership (a session answers only its own user) and the balance
-//! rule (no new work at or below zero) are enforced here.
+//! The session layer's front: the registry of live sessions and admission (a session answers only its
+//! own user; no new work at or below a zero balance; at most so many sessions per user). It starts
+//! sessions (`start.rs`), sends them messages through their handles, and waits for or polls tasks.
 
-use crate::actor::Command;
+use crate::actor::{Env, SessionHandle};
 use crate::admission::Admission;
 use crate::config::SessionConfig;
-use crate::live::{LiveTask, TaskView};
+use crate::live::TaskView;
+use crate::profiles::Profiles;
+use crate::recording::{EventHook, Hooks, RecordHook};
+use crate::start::{start_task, StartedSession, StartedTask, Starter};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
+use tokio::sync::broadcast;
 use webpilot_agent::Agent;
 use webpilot_browser::{BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
-use webpilot_core::params::{Message, TaskLimits};
+use webpilot_core::params::{Message, SessionParams, StateCommand};
 use webpilot_core::secrets::Secrets;
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::{Store, User};
-
-/// The cheap handle of a live session.
-#[derive(Clone)]
-pub(crate) struct SessionHandle {
-    pub(crate) user_id: UserId,
-    /// Task limits new tasks inherit.
-    pub(crate) defaults: TaskLimits,
-    pub(crate) tx: mpsc::Sender<Command>,
-    pub(crate) bus: broadcast::Sender<SessionEvent>,
-    /// The session's pages (replaced when its browser is); closed when the session ends.
-    pub(crate) pages: tokio::sync::watch::Receiver<SessionPage>,
-    /// The secrets of the session and of each task it ran, which the live view's band masks.
-    pub(crate) shown_secrets: Arc<tokio::sync::watch::Sender<Vec<Secrets>>>,
-    /// The session's upstream proxies as answers show them (no credentials).
-    pub(crate) proxies: Arc<[webpilot_core::proxies::ShownProxy]>,
-}
-
-pub(crate) struct Shared {
-    pub store: Store,
-    pub pool: BrowserPool,
-    pub agent: Arc<dyn Agent>,
-    pub config: SessionConfig,
-    pub shutdown: CancellationToken,
-    pub admission: Arc<Admission>,
-    pub(crate) sessions: Mutex<HashMap<SessionId, SessionHandle>>,
-    tasks: Mutex<HashMap<TaskId, Arc<LiveTask>>>,
-    pub(crate) tracker: TaskTracker,
-    /// Given every new session's events, from its first (other nodes' sockets get them through it).
-    pub(crate) event_hooks: Mutex<Vec<EventHook>>,
-    /// Given each new session that is to be recorded.
-    pub(crate) record_hooks: Mutex<Vec<RecordHook>>,
-}
-
-/// Receives the event stream of each session this node starts.
-pub type EventHook = Arc<dyn Fn(&SessionId, broadcast::Receiver<SessionEvent>) + Send + Sync>;
-
-/// What a recorder of a new session is given: all it watches, from the session's first event on.
-pub struct RecordedSession {
-    pub id: SessionId,
-    pub user_id: UserId,
-    pub events: broadcast::Receiver<SessionEvent>,
-    /// The session's pages; closed when the session ends.
-    pub pages: tokio::sync::watch::Receiver<SessionPage>,
-    /// The secret values the picture's band masks (the live view's).
-    pub shown_secrets: tokio::sync::watch::Receiver<Vec<Secrets>>,
-}
-
-/// Starts the recording of a session whose `recording` is on.
-pub type RecordHook = Arc<dyn Fn(RecordedSession) + Send + Sync>;
-
-impl Shared {
-    /// Runs `work` as a task the manager owns (waited for at shutdown).
-    pub fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
-        self.tracker.spawn(work);
-    }
-
-    pub fn register_task(&self, live: Arc<LiveTask>) {
-        self.tasks.lock().unwrap_or_else(|p| p.into_inner()).insert(live.id.clone(), live);
-    }
-    pub fn unregister_task(&self, id: &TaskId) {
-        self.tasks.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-    }
-    pub fn unregister_session(&self, id: &SessionId) {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
-    }
-    fn live_task(&self, id: &str) -> Option<Arc<LiveTask>> {
-        self.tasks.lock().ok()?.get(&TaskId::from_string(id)).cloned()
-    }
-    fn session(&self, id: &str) -> Option<SessionHandle> {
-        self.sessions.lock().ok()?.get(&SessionId::from_string(id)).cloned()
-    }
-    /// The owners of the live sessions.
-    pub fn owners(&self) -> std::collections::HashSet<UserId> {
-        self.sessions.lock().map(|m| m.values().map(|h| h.user_id.clone()).collect()).unwrap_or_default()
-    }
-}
-
-/// A created session, as start-session reports it.
-pub struct StartedSession {
-    pub session_id: SessionId,
-    pub expires_in_ms: u64,
-    pub balance_micros: i64,
-    pub task: Option<StartedTask>,
-    /// Whether the session is recorded (and, when it asked to be, why not).
-    pub recording: crate::Recording,
-}
-
-/// A started task; wait on it with [`SessionManager::wait_task`].
-#[derive(Clone)]
-pub struct StartedTask {
-    pub session_id: SessionId,
-    pub task_id: TaskId,
-    pub(crate) live: Arc<LiveTask>,
-}
 
 /// What a send-message call produced.
 pub enum SendOutcome {
@@ -123,7 +29,14 @@ pub enum SendOutcome {
 
 #[derive(Clone)]
 pub struct SessionManager {
-    pub(crate) shared: Arc<Shared>,
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    env: Env,
+    admission: Arc<Admission>,
+    hooks: Hooks,
+    profiles: Profiles,
 }
 
 fn no_session() -> ApiError {
@@ -131,11 +44,6 @@ fn no_session() -> ApiError {
 }
 
 impl SessionManager {
-    /// What `user`'s open sessions and running tasks hold of the balance now (micro-dollars).
-    pub async fn held_micros(&self, user: &webpilot_core::UserId) -> Result<i64, ApiError> {
-        self.shared.admission.held(user).await
-    }
-
     pub fn new(store: Store, pool: BrowserPool, agent: Arc<dyn Agent>, config: SessionConfig) -> Self {
         let admission = match config.shared_limits {
             true => Admission::shared(
@@ -146,97 +54,116 @@ impl SessionManager {
             ),
             false => Admission::local(config.max_sessions_per_user, config.task_hold_micros),
         };
-        SessionManager {
-            shared: Arc::new(Shared {
-                store,
-                pool,
-                agent,
-                admission,
-                config,
-                shutdown: CancellationToken::new(),
-                sessions: Mutex::new(HashMap::new()),
-                tasks: Mutex::new(HashMap::new()),
-                tracker: TaskTracker::new(),
-                event_hooks: Mutex::new(Vec::new()),
-                record_hooks: Mutex::new(Vec::new()),
-            }),
-        }
+        let profiles = Profiles::new(store.clone(), config.profiles.clone());
+        let env = Env::new(store, pool, agent, config);
+        SessionManager { inner: Arc::new(Inner { env, admission, hooks: Hooks::default(), profiles }) }
+    }
+
+    fn env(&self) -> &Env {
+        &self.inner.env
+    }
+
+    /// What `user`'s open sessions and running tasks hold of the balance now (micro-dollars).
+    pub async fn held_micros(&self, user: &UserId) -> Result<i64, ApiError> {
+        self.inner.admission.held(user).await
     }
 
     /// Adds a hook given every new session's events, from its first.
     pub fn add_event_hook(&self, hook: EventHook) {
-        self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+        self.inner.hooks.add_event_hook(hook);
     }
 
     /// Adds a hook given each new session to record (its `recording`, else `--record-sessions`).
     pub fn add_record_hook(&self, hook: RecordHook) {
-        self.shared.record_hooks.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+        self.inner.hooks.add_record_hook(hook);
     }
 
     pub fn config(&self) -> &SessionConfig {
-        &self.shared.config
+        self.env().config()
     }
 
     pub fn pool(&self) -> &BrowserPool {
-        &self.shared.pool
+        self.env().pool()
     }
 
     pub fn store(&self) -> &Store {
-        &self.shared.store
+        self.env().store()
+    }
+
+    /// The users' stored profiles (list, read, delete, export, import).
+    pub fn profiles(&self) -> &Profiles {
+        &self.inner.profiles
+    }
+
+    /// Runs `work` as a task the manager owns (waited for at shutdown).
+    pub(crate) fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.env().tracker().spawn(work);
+    }
+
+    /// Cancelled when the service stops.
+    pub(crate) fn stopping(&self) -> &tokio_util::sync::CancellationToken {
+        self.env().shutdown()
     }
 
     /// Live sessions now.
     pub fn session_count(&self) -> usize {
-        self.shared.sessions.lock().map(|m| m.len()).unwrap_or(0)
+        self.env().sessions().len()
     }
 
-    pub(crate) async fn ask<T>(
+    /// Creates a session (one browser context) for `user`, starting its first task if it has one.
+    pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, ApiError> {
+        self.start_session_with_context(user, params, Vec::new()).await
+    }
+
+    /// Like [`Self::start_session`], giving the first task earlier conversation as `(role, content)`
+    /// (chat completions).
+    pub async fn start_session_with_context(
         &self,
-        handle: &SessionHandle,
-        make: impl FnOnce(oneshot::Sender<Result<T, ApiError>>) -> Command,
-    ) -> Result<T, ApiError> {
-        let (reply, rx) = oneshot::channel();
-        handle.tx.send(make(reply)).await.map_err(|_| no_session())?;
-        rx.await.map_err(|_| no_session())?
+        user: &User,
+        params: SessionParams,
+        context: Vec<(String, String)>,
+    ) -> Result<StartedSession, ApiError> {
+        let inner = &*self.inner;
+        let starter =
+            Starter { env: &inner.env, admission: &inner.admission, hooks: &inner.hooks, profiles: &inner.profiles };
+        starter.session(user, params, context).await
+    }
+
+    fn session(&self, id: &str) -> Option<SessionHandle> {
+        self.env().sessions().get(&SessionId::from_string(id))
     }
 
     /// The live session `session_id` if it belongs to `user`; another user's session is reported as
     /// not found, so its existence does not leak.
     fn owned(&self, user: &UserId, session_id: &str) -> Result<SessionHandle, ApiError> {
-        self.shared.session(session_id).filter(|h| &h.user_id == user).ok_or_else(no_session)
+        self.env().sessions().owned(user, &SessionId::from_string(session_id)).ok_or_else(no_session)
     }
 
     /// Handles one send-message message (or the same message from the WebSocket).
     pub async fn send(&self, user: &User, session_id: &str, message: &Value) -> Result<SendOutcome, ApiError> {
         let handle = self.owned(&user.id, session_id)?;
         let id = SessionId::from_string(session_id);
-        match Message::parse(message, &handle.defaults)? {
+        match Message::parse(message, handle.defaults())? {
             Message::NewTask(task) => {
                 let balance = self.balance(&user.id).await?;
-                let hold = self.shared.admission.hold(&user.id, balance).await?;
-                self.start_task(&id, &handle, task, Vec::new(), hold).await.map(SendOutcome::Task)
+                let hold = self.inner.admission.hold(&user.id, balance).await?;
+                start_task(self.env(), &id, &handle, task, Vec::new(), hold).await.map(SendOutcome::Task)
             }
-            Message::State(command) => {
-                self.ask(&handle, |reply| Command::State { command, reply }).await.map(SendOutcome::Ack)
-            }
-            Message::Interaction(action) => {
-                self.ask(&handle, |reply| Command::Interaction { action, reply }).await.map(SendOutcome::Ack)
-            }
-            Message::Guardrail { answer } => {
-                self.ask(&handle, |reply| Command::Guardrail { answer, reply }).await.map(SendOutcome::Ack)
-            }
+            Message::State(command) => handle.state(command).await.map(SendOutcome::Ack),
+            Message::Interaction(action) => handle.interact(action).await.map(SendOutcome::Ack),
+            Message::Guardrail { answer } => handle.answer_guardrail(answer).await.map(SendOutcome::Ack),
         }
     }
 
     /// The user's balance now, in micro-dollars.
     pub async fn balance(&self, user: &UserId) -> Result<i64, ApiError> {
-        let u = self.shared.store.get_user(user).await?;
+        let u = self.store().get_user(user).await?;
         Ok(u.map(|u| u.balance_micros).unwrap_or(0))
     }
 
     /// Waits up to the configured inline wait for `task` to end (or to ask a human), then returns its view.
     pub async fn wait_task(&self, task: &StartedTask) -> Result<TaskView, ApiError> {
-        self.wait_task_for(task, self.shared.config.task_wait).await
+        self.wait_task_for(task, self.config().task_wait).await
     }
 
     /// Waits up to `timeout` for `task` to end (or to ask a human), then returns its view.
@@ -250,11 +177,10 @@ impl SessionManager {
     /// Terminates a session whoever owns it (the caller has checked ownership) and waits until its
     /// browser context is released; an already ended session is fine.
     pub async fn terminate(&self, session_id: &SessionId) {
-        let Some(handle) = self.shared.session(session_id.as_str()) else {
+        let Some(handle) = self.session(session_id.as_str()) else {
             return;
         };
-        let command = webpilot_core::params::StateCommand::Terminate;
-        if let Err(e) = self.ask(&handle, |reply| Command::State { command, reply }).await {
+        if let Err(e) = handle.state(StateCommand::Terminate).await {
             tracing::debug!(session = %session_id, error = %e, "terminate: the session had already ended");
         }
     }
@@ -262,36 +188,30 @@ impl SessionManager {
     /// Ends the sessions live now for `reason`: they are picked at once, and the future returned ends them
     /// and waits until each is closed (sessions started meanwhile are left alone); it yields how many.
     pub fn end_live(&self, reason: EndReason) -> impl std::future::Future<Output = usize> + Send + 'static {
-        let handles: Vec<SessionHandle> =
-            self.shared.sessions.lock().map(|m| m.values().cloned().collect()).unwrap_or_default();
-        let me = self.clone();
+        let handles = self.env().sessions().picked(|_| true);
         async move {
-            let ends = handles.iter().map(|h| me.ask(h, |reply| Command::End { reason, reply }));
+            let ends = handles.iter().map(|(_, h)| h.end(reason));
             futures::future::join_all(ends).await.len()
         }
     }
 
     /// Ends `user`'s live sessions for `reason` and waits until each is closed; yields how many.
     pub async fn end_sessions_of(&self, user: &UserId, reason: EndReason) -> usize {
-        let handles: Vec<SessionHandle> = self
-            .shared
-            .sessions
-            .lock()
-            .map(|m| m.values().filter(|h| &h.user_id == user).cloned().collect())
-            .unwrap_or_default();
-        let ends = handles.iter().map(|h| self.ask(h, |reply| Command::End { reason, reply }));
+        let handles = self.env().sessions().picked(|owner| owner == user);
+        let ends = handles.iter().map(|(_, h)| h.end(reason));
         futures::future::join_all(ends).await.len()
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.shared
+    /// The owners of the live sessions.
+    pub(crate) fn owners(&self) -> std::collections::HashSet<UserId> {
+        self.env().sessions().owners()
     }
 
     /// Terminates a session in the background (used from `Drop`, e.g. when a client disconnects);
     /// the work is owned by the manager's task tracker.
     pub fn terminate_detached(&self, session_id: SessionId) {
         let me = self.clone();
-        self.shared.tracker.spawn(async move {
+        self.spawn(async move {
             me.terminate(&session_id).await;
             tracing::info!(session = %session_id, "session terminated after its client went away");
         });
@@ -299,24 +219,20 @@ impl SessionManager {
 
     /// Ids of `user`'s live sessions.
     pub fn live_sessions(&self, user: &UserId) -> Vec<SessionId> {
-        let Ok(map) = self.shared.sessions.lock() else {
-            return Vec::new();
-        };
         let mut ids: Vec<SessionId> =
-            map.iter().filter(|(_, h)| &h.user_id == user).map(|(id, _)| id.clone()).collect();
+            self.env().sessions().picked(|owner| owner == user).into_iter().map(|(id, _)| id).collect();
         ids.sort();
         ids
     }
 
     /// The upstream proxies of `user`'s live session `id`, as answers show them (no credentials).
     pub fn session_proxies(&self, user: &UserId, id: &SessionId) -> Vec<webpilot_core::proxies::ShownProxy> {
-        let Ok(map) = self.shared.sessions.lock() else { return Vec::new() };
-        map.get(id).filter(|h| &h.user_id == user).map(|h| h.proxies.to_vec()).unwrap_or_default()
+        self.env().sessions().owned(user, id).map(|h| h.proxies().to_vec()).unwrap_or_default()
     }
 
     /// The names of the operator's proxies (`GET /proxies`).
     pub fn proxy_names(&self) -> Vec<String> {
-        self.shared.config.proxies.names().map(str::to_owned).collect()
+        self.config().proxies.names().map(str::to_owned).collect()
     }
 
     /// Whether `session_id` is live and belongs to `user`.
@@ -326,34 +242,31 @@ impl SessionManager {
 
     /// The poll view of a task: live state while it runs, the stored outcome afterwards.
     pub async fn poll(&self, session_id: &str, task_id: &str) -> Result<TaskView, ApiError> {
-        if let Some(live) = self.shared.live_task(task_id).filter(|l| l.session_id.as_str() == session_id) {
+        let live = self.env().tasks().get(&TaskId::from_string(task_id));
+        if let Some(live) = live.filter(|l| l.session_id.as_str() == session_id) {
             return Ok(live.view());
         }
-        let record = self
-            .shared
-            .store
-            .get_task(session_id, task_id)
-            .await?
-            .ok_or_else(|| ApiError::code(ErrorCode::TaskNotFound))?;
+        let record =
+            self.store().get_task(session_id, task_id).await?.ok_or_else(|| ApiError::code(ErrorCode::TaskNotFound))?;
         Ok(TaskView::from_record(&record))
     }
 
     /// The user owning live session `session_id` (the WebSocket channel acts as this user); an unknown or
     /// ended session is `SESSION_NOT_FOUND`.
     pub async fn owner(&self, session_id: &str) -> Result<User, ApiError> {
-        let handle = self.shared.session(session_id).ok_or_else(no_session)?;
-        let user = self.shared.store.get_user(&handle.user_id).await?;
+        let handle = self.session(session_id).ok_or_else(no_session)?;
+        let user = self.store().get_user(handle.user_id()).await?;
         user.ok_or_else(no_session)
     }
 
     /// Whether `session_id` is a live session now.
     pub fn is_live(&self, session_id: &str) -> bool {
-        self.shared.session(session_id).is_some()
+        self.session(session_id).is_some()
     }
 
     /// Subscribes to a live session's events (the WebSocket channel uses this).
     pub fn subscribe(&self, session_id: &str) -> Option<broadcast::Receiver<SessionEvent>> {
-        self.shared.session(session_id).map(|h| h.bus.subscribe())
+        self.session(session_id).map(|h| h.subscribe())
     }
 
     /// What ending `session_id` charged for its open time, once it has ended: waits up to `limit` for a live
@@ -371,8 +284,8 @@ impl SessionManager {
             };
             tokio::time::timeout(limit, ended).await.ok()?;
         }
-        match self.shared.store.get_session(session_id).await {
-            Ok(Some(s)) if s.ended_at.is_some() => self.shared.store.session_cost(session_id).await.ok().flatten(),
+        match self.store().get_session(session_id).await {
+            Ok(Some(s)) if s.ended_at.is_some() => self.store().session_cost(session_id).await.ok().flatten(),
             _ => None,
         }
     }
@@ -380,32 +293,32 @@ impl SessionManager {
     /// Tells a live session's listeners (its sockets, its recording's timeline) how many DevTools clients
     /// are connected now.
     pub fn announce_devtools(&self, session_id: &str, connections: usize) {
-        if let Some(h) = self.shared.session(session_id) {
-            let _ = h.bus.send(SessionEvent::Devtools { connections });
+        if let Some(h) = self.session(session_id) {
+            h.announce(SessionEvent::Devtools { connections });
         }
     }
 
     /// What the live view of a live session watches: its pages, replaced when its browser is, and
     /// closed when the session ends.
     pub fn pages(&self, session_id: &str) -> Option<tokio::sync::watch::Receiver<SessionPage>> {
-        self.shared.session(session_id).map(|h| h.pages)
+        self.session(session_id).map(|h| h.pages())
     }
 
     /// The secret values the live view of a live session must mask in what it draws (the session's and
     /// every task's so far; it only grows).
     pub fn shown_secrets(&self, session_id: &str) -> Option<tokio::sync::watch::Receiver<Vec<Secrets>>> {
-        self.shared.session(session_id).map(|h| h.shown_secrets.subscribe())
+        self.session(session_id).map(|h| h.shown_secrets())
     }
 
     /// Tells every session to end now (running tasks are recorded as interrupted); `shutdown` waits.
     pub fn begin_shutdown(&self) {
-        self.shared.shutdown.cancel();
+        self.env().shutdown().cancel();
     }
 
     /// Ends every session (running tasks are recorded as interrupted) and waits for the actors to finish.
     pub async fn shutdown(&self) {
-        self.shared.shutdown.cancel();
-        self.shared.tracker.close();
-        self.shared.tracker.wait().await;
+        self.env().shutdown().cancel();
+        self.env().tracker().close();
+        self.env().tracker().wait().await;
     }
 }

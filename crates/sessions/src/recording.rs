@@ -2,8 +2,62 @@
 //! (`--record-sessions`), and then only while its user's recordings take less than their quota, and its
 //! files and recordings less than the storage quota.
 
-use webpilot_core::UserId;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{broadcast, watch};
+use webpilot_browser::SessionPage;
+use webpilot_core::events::SessionEvent;
+use webpilot_core::secrets::Secrets;
+use webpilot_core::{SessionId, UserId};
 use webpilot_store::Store;
+
+/// Receives the event stream of each session this node starts.
+pub type EventHook = Arc<dyn Fn(&SessionId, broadcast::Receiver<SessionEvent>) + Send + Sync>;
+
+/// What a recorder of a new session is given: all it watches, from the session's first event on.
+pub struct RecordedSession {
+    pub id: SessionId,
+    pub user_id: UserId,
+    pub events: broadcast::Receiver<SessionEvent>,
+    /// The session's pages; closed when the session ends.
+    pub pages: watch::Receiver<SessionPage>,
+    /// The secret values the picture's band masks (the live view's).
+    pub shown_secrets: watch::Receiver<Vec<Secrets>>,
+}
+
+/// Starts the recording of a session whose `recording` is on.
+pub type RecordHook = Arc<dyn Fn(RecordedSession) + Send + Sync>;
+
+/// The hooks given each new session: its events (other nodes' sockets get them through one), and its
+/// recording when it is recorded.
+#[derive(Default)]
+pub(crate) struct Hooks {
+    events: Mutex<Vec<EventHook>>,
+    records: Mutex<Vec<RecordHook>>,
+}
+
+impl Hooks {
+    pub fn add_event_hook(&self, hook: EventHook) {
+        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+    }
+
+    pub fn add_record_hook(&self, hook: RecordHook) {
+        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+    }
+
+    /// Gives every event hook the events of new session `id`, from its first.
+    pub fn opened(&self, id: &SessionId, subscribe: impl Fn() -> broadcast::Receiver<SessionEvent>) {
+        for hook in self.events.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            hook(id, subscribe());
+        }
+    }
+
+    /// Gives every record hook the new session `make` describes.
+    pub fn record(&self, make: impl Fn() -> RecordedSession) {
+        for hook in self.records.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            hook(make());
+        }
+    }
+}
 
 /// Whether a started session is recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

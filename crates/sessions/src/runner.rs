@@ -259,3 +259,35 @@ fn outcome_name(o: &TaskOutcome) -> &'static str {
         TaskOutcome::Failed { code, .. } => code.as_str(),
     }
 }
+
+/// The result of a task halted because its session ended for `reason` (`shutting_down`: the server
+/// stops).
+pub(crate) fn cut_off(
+    halted: Result<String, AgentError>,
+    reason: webpilot_core::events::EndReason,
+    shutting_down: bool,
+) -> Result<String, AgentError> {
+    use webpilot_core::events::EndReason;
+    match (halted, reason) {
+        (Ok(m), _) => Ok(m),
+        (Err(_), EndReason::Expired) => Err(AgentError::new(
+            ErrorCode::SessionExpired,
+            "the session reached its maxDuration (or idle timeout) while the task ran",
+        )),
+        (Err(_), EndReason::InstanceLost) => Err(crate::recovery::instance_lost_error()),
+        // A graceful server stop cuts the task off as a crash would, not as the caller did.
+        (Err(_), _) if shutting_down => {
+            Err(AgentError::new(ErrorCode::TaskInterrupted, "the server shut down while the task ran"))
+        }
+        (Err(e), _) if e.code != ErrorCode::TaskStopped => Err(e),
+        (Err(_), _) => Err(AgentError::new(ErrorCode::TaskStopped, "the session was terminated while the task ran")),
+    }
+}
+
+/// Awaits the running task, or never when there is none.
+pub(crate) async fn task_end(task: &mut Option<RunningTask>) -> Result<String, AgentError> {
+    match task {
+        Some(t) => joined((&mut t.join).await),
+        None => std::future::pending().await,
+    }
+}

@@ -1,51 +1,73 @@
-//! Starting a session: a place under the user's caps, a browser context, the actor and its registry
-//! entry, the hooks that follow it (events, recording), and its first task when it has one.
+//! Starting a session: a place under the user's caps, a browser context (its proxies, identity and
+//! profile in place), the actor and its registry entry, the hooks that follow it (events, recording), and
+//! its first task when it has one; and starting a task in a live session.
 
-use crate::actor::{Command, SessionActor};
-use crate::admission::Hold;
-use crate::manager::{RecordedSession, SessionHandle, SessionManager, StartedSession, StartedTask};
+use crate::actor::{Env, Opening, SessionHandle};
+use crate::admission::{Admission, Hold};
+use crate::live::LiveTask;
+use crate::profiles::{Profiles, SessionProfile};
+use crate::recording::{Hooks, RecordedSession};
 use crate::runner::TaskStart;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, Mutex as AsyncMutex};
-use tokio::task::JoinSet;
 use tokio::time::Instant;
-use webpilot_core::params::{NewTask, SessionParams, TaskLimits};
+use webpilot_browser::{BrowserError, BrowserLease};
+use webpilot_core::params::{NewTask, SessionParams, StateCommand, TaskLimits};
 use webpilot_core::proxies::ShownProxy;
-use webpilot_core::secrets::Secrets;
 use webpilot_core::state::SessionState;
-use webpilot_core::{ApiError, SessionId};
+use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::User;
 
-impl SessionManager {
-    /// Creates a session (one browser context) for `user`, starting its first task if it has one.
-    pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, ApiError> {
-        self.start_session_with_context(user, params, Vec::new()).await
-    }
+/// A created session, as start-session reports it.
+pub struct StartedSession {
+    pub session_id: SessionId,
+    pub expires_in_ms: u64,
+    pub balance_micros: i64,
+    pub task: Option<StartedTask>,
+    /// Whether the session is recorded (and, when it asked to be, why not).
+    pub recording: crate::Recording,
+}
 
-    /// Like [`Self::start_session`], giving the first task earlier conversation as `(role, content)`
-    /// (chat completions).
-    pub async fn start_session_with_context(
+/// A started task; wait on it with [`crate::SessionManager::wait_task`].
+#[derive(Clone)]
+pub struct StartedTask {
+    pub session_id: SessionId,
+    pub task_id: TaskId,
+    pub(crate) live: Arc<LiveTask>,
+}
+
+/// The parts of the manager a start uses.
+pub(crate) struct Starter<'a> {
+    pub env: &'a Env,
+    pub admission: &'a Arc<Admission>,
+    pub hooks: &'a Hooks,
+    pub profiles: &'a Profiles,
+}
+
+impl Starter<'_> {
+    /// Creates a session (one browser context) for `user`, starting its first task if it has one, with
+    /// earlier conversation as `(role, content)` (chat completions).
+    pub async fn session(
         &self,
         user: &User,
         params: SessionParams,
         context: Vec<(String, String)>,
     ) -> Result<StartedSession, ApiError> {
         let began = Instant::now();
+        let env = self.env;
         // Counted before the browser is leased, so one user cannot take every browser.
         // The session's whole maxDuration is held on the balance; its real open time is charged when it ends.
-        let session_hold = self.shared.config.prices.session_micros(params.limits.max_duration_ms);
-        let mut slot = self.shared.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
+        let session_hold = env.config().prices.session_micros(params.limits.max_duration_ms);
+        let mut slot = self.admission.open_session(&user.id, user.balance_micros, session_hold).await?;
         let session_id = SessionId::generate();
-        let (lease, profile) =
-            match crate::profiles::lease_with_profile(&self.shared, &user.id, &params, &session_id).await {
-                Ok(opened) => opened,
-                Err(e) => {
-                    // Given back before the caller hears it, so a retry is not refused for this place.
-                    slot.release().await;
-                    return Err(e);
-                }
-            };
+        let (lease, profile) = match self.lease(&user.id, &params, &session_id).await {
+            Ok(opened) => opened,
+            Err(e) => {
+                // Given back before the caller hears it, so a retry is not refused for this place.
+                slot.release().await;
+                return Err(e);
+            }
+        };
         if params.task_details.is_none() {
             if let Some(url) = &params.limits.starting_url {
                 // A session without a task opens its startingUrl now, ready for manual use.
@@ -67,57 +89,31 @@ impl SessionManager {
             // Without credentials: they live in the session's memory only (docs/proxies-and-identity.md).
             "proxies": proxies,
         });
-        self.shared
-            .store
-            .insert_session(
-                &session_id,
-                &user.id,
-                SessionState::Active.as_str(),
-                &record.to_string(),
-                &self.shared.config.node_id,
-            )
-            .await?;
-        let (tx, rx) = mpsc::channel(32);
-        let (bus, _) = broadcast::channel(256);
-        let now = Instant::now();
-        let (pages_tx, pages) = tokio::sync::watch::channel(lease.page().clone());
-        let actor = SessionActor {
-            id: session_id.clone(),
-            user_id: user.id.clone(),
-            lease,
-            state: SessionState::Active,
-            terminate_on_completion: params.terminate_on_completion,
-            opened_at: now,
-            expires_at: now + Duration::from_millis(params.limits.max_duration_ms),
-            rx,
-            bus: bus.clone(),
-            shared: self.shared.clone(),
-            task: None,
-            manual: false,
-            last_activity: now,
-            interactions: JoinSet::new(),
-            input_lock: Arc::new(AsyncMutex::new(())),
-            end_replies: Vec::new(),
-            snapshot: Default::default(),
-            next_snapshot: now + Duration::from_secs(1),
-            slot,
-            pages: pages_tx,
-            profile,
-        };
+        let (state, node) = (SessionState::Active.as_str(), &env.config().node_id);
+        env.store().insert_session(&session_id, &user.id, state, &record.to_string(), node).await?;
         // Later tasks inherit the session's limits and domains, but not its startingUrl: that page is
         // opened once (now, or by the first task), and later tasks continue where the browser is.
         let defaults = TaskLimits { starting_url: None, output_schema: None, replay_of: None, ..params.limits.clone() };
-        let shown_secrets = Arc::new(tokio::sync::watch::Sender::new(Vec::new()));
-        add_shown_secrets(&shown_secrets, &params.limits.secrets);
-        let handle = SessionHandle { user_id: user.id.clone(), defaults, tx, bus, pages, shown_secrets, proxies };
-        // A poisoned lock is recovered: the actor spawns below, so the session must be findable.
-        self.shared.sessions.lock().unwrap_or_else(|p| p.into_inner()).insert(session_id.clone(), handle.clone());
-        for hook in self.shared.event_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-            hook(&session_id, handle.bus.subscribe());
-        }
-        let config = &self.shared.config;
+        let opened = crate::actor::open(
+            env.clone(),
+            Opening {
+                id: session_id.clone(),
+                user_id: user.id.clone(),
+                lease,
+                profile,
+                slot,
+                max_duration: Duration::from_millis(params.limits.max_duration_ms),
+                terminate_on_completion: params.terminate_on_completion,
+                defaults,
+                secrets: params.limits.secrets.clone(),
+                proxies,
+            },
+        );
+        let handle = opened.handle().clone();
+        self.hooks.opened(&session_id, || handle.subscribe());
+        let config = env.config();
         let recording = crate::recording::decide(
-            &self.shared.store,
+            env.store(),
             &user.id,
             params.recording,
             config.record_sessions,
@@ -125,19 +121,15 @@ impl SessionManager {
         )
         .await;
         if recording == crate::Recording::On {
-            for hook in self.shared.record_hooks.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                hook(RecordedSession {
-                    id: session_id.clone(),
-                    user_id: user.id.clone(),
-                    events: handle.bus.subscribe(),
-                    pages: handle.pages.clone(),
-                    shown_secrets: handle.shown_secrets.subscribe(),
-                });
-            }
+            self.hooks.record(|| RecordedSession {
+                id: session_id.clone(),
+                user_id: user.id.clone(),
+                events: handle.subscribe(),
+                pages: handle.pages(),
+                shown_secrets: handle.shown_secrets(),
+            });
         }
-        // Every log line of the session's actor (and of its tasks) carries its id and user.
-        let span = tracing::info_span!("session", id = %session_id, user = %user.id);
-        self.shared.tracker.spawn(tracing::Instrument::instrument(actor.run(), span));
+        let handle = opened.spawn();
         tracing::info!(session = %session_id, user = %user.id, "session started");
         let task = match params.task_details {
             Some(details) => {
@@ -146,15 +138,17 @@ impl SessionManager {
                     limits: params.limits.clone(),
                     terminate_on_completion: params.terminate_on_completion,
                 };
-                let started = match self.shared.admission.hold(&user.id, user.balance_micros).await {
-                    Ok(hold) => self.start_task(&session_id, &handle, task, context, hold).await,
+                let started = match self.admission.hold(&user.id, user.balance_micros).await {
+                    Ok(hold) => start_task(env, &session_id, &handle, task, context, hold).await,
                     Err(e) => Err(e),
                 };
                 match started {
                     Ok(t) => Some(t),
                     Err(e) => {
                         // Leave no session behind when its first task cannot start.
-                        self.terminate(&session_id).await;
+                        if let Err(e) = handle.state(StateCommand::Terminate).await {
+                            tracing::debug!(session = %session_id, error = %e, "terminate: the session had already ended");
+                        }
                         return Err(e);
                     }
                 }
@@ -171,34 +165,68 @@ impl SessionManager {
         })
     }
 
-    pub(crate) async fn start_task(
+    /// A browser for a new session, with its profile loaded when it has one. With `persistProfile` the
+    /// session first becomes the profile's one writer (409 PROFILE_IN_USE when another live session is),
+    /// and lets go again if the browser or the profile cannot be had.
+    async fn lease(
         &self,
-        session_id: &SessionId,
-        handle: &SessionHandle,
-        task: NewTask,
-        context: Vec<(String, String)>,
-        hold: Hold,
-    ) -> Result<StartedTask, ApiError> {
-        let replay = match &task.limits.replay_of {
-            Some(of) => Some(crate::replays::source(&self.shared.store, &handle.user_id, of).await?),
-            None => None,
+        user: &UserId,
+        params: &SessionParams,
+        session: &SessionId,
+    ) -> Result<(BrowserLease, Option<SessionProfile>), ApiError> {
+        let (pool, profiles) = (self.env.pool(), self.profiles);
+        // Checked before anything is held: a proxy that cannot be used is the caller's 400.
+        let allow = pool.settings().egress_allow.clone();
+        let routes = crate::proxies::routes(&params.proxies, &self.env.config().proxies, &allow).await?;
+        let writes = params.profile.as_deref().filter(|_| params.persist_profile);
+        if let Some(name) = writes {
+            profiles.claim(user, name, session).await?;
+        }
+        let leased = match pool.lease(params.limits.avoid_domains.clone()).await {
+            Ok(lease) => {
+                // The routes and the identity are in place before the context's first request (a
+                // profile's load is one) and before the first page loads anything.
+                lease.page().policy().set_routes(routes);
+                lease.page().set_identity(params.identity.clone()).await.map(|()| lease)
+            }
+            Err(e) => Err(e),
         };
-        // Before the task can type one: the live view masks them from its first frame on.
-        add_shown_secrets(&handle.shown_secrets, &task.limits.secrets);
-        let start = TaskStart { task, context, hold, replay };
-        let live = self.ask(handle, |reply| Command::NewTask { start: Box::new(start), reply }).await?;
-        Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
+        let opened = match leased {
+            Ok(lease) => match &params.profile {
+                Some(name) => {
+                    let loaded = profiles.load((user, session), name, params.persist_profile, &lease).await;
+                    loaded.map(|p| (lease, Some(p)))
+                }
+                None => Ok((lease, None)),
+            },
+            Err(BrowserError::NoCapacity) => Err(ApiError::code(ErrorCode::NoInstancesAvailable)),
+            Err(other) => {
+                tracing::error!(error = %other, "preparing a browser for a session failed");
+                Err(ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry"))
+            }
+        };
+        if let (Err(_), Some(name)) = (&opened, writes) {
+            profiles.release(user, name, session).await;
+        }
+        opened
     }
 }
 
-/// Adds a task's secrets to those the live view masks (each set once).
-pub(crate) fn add_shown_secrets(shown: &tokio::sync::watch::Sender<Vec<Secrets>>, secrets: &Secrets) {
-    shown.send_if_modified(|all| {
-        // By identity: an equal set parsed again remembers the one-time codes typed through it alone.
-        let new = !secrets.is_empty() && !all.iter().any(|s| s.same(secrets));
-        if new {
-            all.push(secrets.clone());
-        }
-        new
-    });
+/// Starts `task` in the live session `handle` (`session_id`), holding `hold` of its user's balance.
+pub(crate) async fn start_task(
+    env: &Env,
+    session_id: &SessionId,
+    handle: &SessionHandle,
+    task: NewTask,
+    context: Vec<(String, String)>,
+    hold: Hold,
+) -> Result<StartedTask, ApiError> {
+    let replay = match &task.limits.replay_of {
+        Some(of) => Some(crate::replays::source(env.store(), handle.user_id(), of).await?),
+        None => None,
+    };
+    // Before the task can type one: the live view masks them from its first frame on.
+    handle.show_secrets(&task.limits.secrets);
+    let live = handle.new_task(TaskStart { task, context, hold, replay }).await?;
+    Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
 }

@@ -1,86 +1,62 @@
-//! One session as an actor: a tokio task that owns the browser lease, the state machine and the
-//! running task, and handles one command at a time. Timers (maxDuration, idle) and the end of the
-//! running task arrive in the same loop, so state changes never race.
+//! One session as an actor: a tokio task that owns the browser lease, the state machine, the running
+//! task and the session's parts (recovery, files, input, profile), and handles one command at a time.
+//! Timers (maxDuration, idle, snapshots) and the end of the running task arrive in the same loop, so state
+//! changes never race. [`open`] builds the actor and its [`SessionHandle`]; the handle is all others see.
+
+mod registry;
+
+pub(crate) use registry::{Env, Opening, SessionHandle};
 
 use crate::admission::SessionSlot;
+use crate::files::Files;
+use crate::input::Inputs;
 use crate::live::LiveTask;
-use crate::manager::Shared;
-use crate::recovery::{instance_lost_error, Snapshot};
+use crate::profiles::SessionProfile;
+use crate::recovery::{instance_lost_error, unavailable, Recovery};
 use crate::runner::{self, RunningTask, TaskStart};
+use registry::{Command, Reply};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc, oneshot, Mutex};
-use tokio::task::JoinSet;
+use tokio::sync::{broadcast, mpsc, watch};
 use tokio::time::Instant;
 use webpilot_agent::AgentError;
-use webpilot_browser::{BrowserLease, DownloadOutcome, SessionPage};
+use webpilot_browser::{BrowserError, BrowserLease, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
-use webpilot_core::geometry::frame_to_page;
 use webpilot_core::params::{Interaction, StateCommand};
 use webpilot_core::state::{transition, Input, SessionState};
 use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
 
-pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
-
 /// How long a session that closes itself after its task waits for a download to begin.
 const DOWNLOAD_QUIET: Duration = Duration::from_secs(1);
 
-/// Manual interactions one session may have waiting for their turn or running.
-pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
-
-pub(crate) enum Command {
-    NewTask {
-        start: Box<TaskStart>,
-        reply: Reply<Arc<LiveTask>>,
-    },
-    State {
-        command: StateCommand,
-        reply: Reply<String>,
-    },
-    Interaction {
-        action: Interaction,
-        reply: Reply<String>,
-    },
-    Guardrail {
-        answer: String,
-        reply: Reply<String>,
-    },
-    /// End the session for `reason` (not a caller's request: e.g. the cluster declared this node lost).
-    End {
-        reason: EndReason,
-        reply: Reply<String>,
-    },
-}
-
 pub(crate) struct SessionActor {
-    pub id: SessionId,
-    pub user_id: UserId,
-    pub lease: BrowserLease,
-    pub state: SessionState,
+    id: SessionId,
+    user_id: UserId,
+    env: Env,
+    lease: BrowserLease,
+    state: SessionState,
     /// Session-level terminateOnCompletion (run-task, or start-session's flag).
-    pub terminate_on_completion: bool,
+    terminate_on_completion: bool,
     /// When the session opened: its open time, up to `expires_at`, is charged when it ends.
-    pub opened_at: Instant,
-    pub expires_at: Instant,
-    pub rx: mpsc::Receiver<Command>,
-    pub bus: broadcast::Sender<SessionEvent>,
-    pub shared: Arc<Shared>,
-    pub task: Option<RunningTask>,
-    pub manual: bool,
-    pub last_activity: Instant,
-    pub interactions: JoinSet<()>,
-    pub input_lock: Arc<Mutex<()>>,
+    opened_at: Instant,
+    expires_at: Instant,
+    rx: mpsc::Receiver<Command>,
+    bus: broadcast::Sender<SessionEvent>,
+    task: Option<RunningTask>,
+    manual: bool,
+    last_activity: Instant,
+    inputs: Inputs,
     /// Replies to `terminate`, sent once the session is really closed.
-    pub end_replies: Vec<Reply<String>>,
-    /// Cookies and URL to restore if the browser dies, refreshed at `next_snapshot` and after tasks.
-    pub snapshot: Snapshot,
-    pub next_snapshot: Instant,
+    end_replies: Vec<Reply<String>>,
+    /// Cookies and URL to restore if the browser dies, and how to replace it.
+    recovery: Recovery,
+    files: Files,
     /// The user's place for this session, given back when the actor ends.
-    pub slot: SessionSlot,
+    slot: SessionSlot,
     /// Tells the live view which pages to watch (a recovery installs new ones).
-    pub pages: tokio::sync::watch::Sender<SessionPage>,
+    pages: watch::Sender<SessionPage>,
     /// The profile the session started from, saved back when it ends if it persists it.
-    pub profile: Option<crate::profiles::SessionProfile>,
+    profile: Option<SessionProfile>,
 }
 
 /// What woke the actor up.
@@ -90,24 +66,82 @@ enum Wake {
     InstanceLost,
     Snapshot,
     End(EndReason),
-    Download(DownloadOutcome),
+    Download(webpilot_browser::DownloadOutcome),
 }
 
-/// Awaits the running task, or never when there is none.
-async fn task_end(task: &mut Option<RunningTask>) -> Result<String, AgentError> {
-    match task {
-        Some(t) => runner::joined((&mut t.join).await),
-        None => std::future::pending().await,
+/// What woke a recovering actor up.
+enum RecoveryWake {
+    Replaced(Result<webpilot_browser::Replacement, BrowserError>),
+    Command(Option<Command>),
+    End(EndReason),
+}
+
+/// A session built and registered but not yet running: its hooks subscribe before its first event.
+pub(crate) struct Opened {
+    actor: SessionActor,
+    handle: SessionHandle,
+}
+
+/// Builds the actor of a new session and its handle, and registers the handle.
+pub(crate) fn open(env: Env, o: Opening) -> Opened {
+    let (tx, rx) = mpsc::channel(32);
+    let (bus, _) = broadcast::channel(256);
+    let now = Instant::now();
+    let (pages, pages_rx) = watch::channel(o.lease.page().clone());
+    let (config, cap) = (env.config(), env.pool().settings().max_session_file_bytes);
+    let (id, user) = (o.id.clone(), o.user_id.clone());
+    let files = Files::new(env.store().clone(), id, user, cap, config.storage_quota_bytes, bus.clone());
+    let handle = SessionHandle::new(o.user_id.clone(), o.defaults, tx, bus.clone(), pages_rx, o.proxies);
+    handle.show_secrets(&o.secrets);
+    env.sessions().insert(o.id.clone(), o.user_id.clone(), handle.clone());
+    let actor = SessionActor {
+        recovery: Recovery::new(env.pool().clone(), config),
+        id: o.id,
+        user_id: o.user_id,
+        lease: o.lease,
+        state: SessionState::Active,
+        terminate_on_completion: o.terminate_on_completion,
+        opened_at: now,
+        expires_at: now + o.max_duration,
+        rx,
+        bus,
+        task: None,
+        manual: false,
+        last_activity: now,
+        inputs: Inputs::default(),
+        end_replies: Vec::new(),
+        files,
+        slot: o.slot,
+        pages,
+        profile: o.profile,
+        env,
+    };
+    Opened { actor, handle }
+}
+
+impl Opened {
+    pub fn handle(&self) -> &SessionHandle {
+        &self.handle
+    }
+
+    /// Runs the actor on the manager's tracker; every log line of it (and of its tasks) carries the
+    /// session's id and user.
+    pub fn spawn(self) -> SessionHandle {
+        let actor = self.actor;
+        let span = tracing::info_span!("session", id = %actor.id, user = %actor.user_id);
+        let tracker = actor.env.tracker().clone();
+        tracker.spawn(tracing::Instrument::instrument(actor.run(), span));
+        self.handle
     }
 }
 
 impl SessionActor {
-    pub async fn run(mut self) {
-        let shutdown = self.shared.shutdown.clone();
+    async fn run(mut self) {
+        let shutdown = self.env.shutdown().clone();
         let reason = loop {
             let idle_deadline = match self.task {
                 Some(_) => self.expires_at,
-                None => self.last_activity + self.shared.config.idle_timeout,
+                None => self.last_activity + self.env.config().idle_timeout,
             };
             // Expiry is looked at first: a task whose own maxDuration runs out in the same timer tick as
             // the session's (a task started within a millisecond of its session) ends as SESSION_EXPIRED.
@@ -115,10 +149,10 @@ impl SessionActor {
                 biased;
                 _ = tokio::time::sleep_until(self.expires_at) => Wake::End(EndReason::Expired),
                 _ = tokio::time::sleep_until(idle_deadline) => Wake::End(EndReason::Expired),
-                result = task_end(&mut self.task) => Wake::TaskEnd(result),
+                result = runner::task_end(&mut self.task) => Wake::TaskEnd(result),
                 cmd = self.rx.recv() => Wake::Command(cmd),
                 _ = self.lease.died() => Wake::InstanceLost,
-                _ = tokio::time::sleep_until(self.next_snapshot) => Wake::Snapshot,
+                _ = tokio::time::sleep_until(self.recovery.snapshot_due()) => Wake::Snapshot,
                 download = self.lease.next_download() => Wake::Download(download),
                 _ = shutdown.cancelled() => Wake::End(EndReason::Terminated),
             };
@@ -131,13 +165,12 @@ impl SessionActor {
                 Wake::TaskEnd(result) => self.on_task_end(result).await,
                 Wake::InstanceLost => self.recover().await,
                 Wake::Snapshot => {
-                    self.take_snapshot().await;
-                    self.next_snapshot = Instant::now() + self.shared.config.snapshot_every;
+                    self.recovery.periodic_snapshot(&self.lease).await;
                     None
                 }
                 Wake::End(reason) => Some(reason),
                 Wake::Download(outcome) => {
-                    self.on_download(outcome).await;
+                    self.files.on_download(outcome).await;
                     None
                 }
             };
@@ -155,21 +188,21 @@ impl SessionActor {
     async fn set_state(&mut self, next: SessionState) {
         if self.state != next {
             self.state = next;
-            if let Err(e) = self.shared.store.set_session_state(&self.id, next.as_str()).await {
+            if let Err(e) = self.env.store().set_session_state(&self.id, next.as_str()).await {
                 tracing::warn!(error = %e, "storing the session state failed");
             }
         }
     }
 
     /// Applies an input to the state machine.
-    pub(crate) async fn apply(&mut self, input: Input) -> Result<bool, ApiError> {
+    async fn apply(&mut self, input: Input) -> Result<bool, ApiError> {
         let t = transition(self.state, self.task_running(), input)?;
         self.set_state(t.next).await;
         Ok(t.changed)
     }
 
     /// Handles one command; returns an end reason when the session must end.
-    pub(crate) async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
+    async fn handle(&mut self, cmd: Command) -> Option<EndReason> {
         match cmd {
             Command::NewTask { start, reply } => {
                 let r = self.start_task(*start).await;
@@ -210,9 +243,8 @@ impl SessionActor {
         let task_id = TaskId::generate();
         let admitted = async {
             let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
-            let store = &self.shared.store;
             let details = &start.task.task_details;
-            store.insert_task(&task_id, &self.id, &self.user_id, details).await?;
+            self.env.store().insert_task(&task_id, &self.id, &self.user_id, details).await?;
             Ok::<_, ApiError>(next)
         };
         let next = match admitted.await {
@@ -223,24 +255,19 @@ impl SessionActor {
                 return Err(e);
             }
         };
-        self.place_files().await;
-        let running = runner::spawn(
-            self.shared.agent.clone(),
-            self.lease.page().clone(),
-            self.bus.clone(),
-            self.id.clone(),
-            task_id.clone(),
-            start,
-            self.shared.config.human_checks.for_task(),
-        );
+        self.files.place_files(self.lease.page()).await;
+        let agent = self.env.agent().clone();
+        let checks = self.env.config().human_checks.for_task();
+        let page = self.lease.page().clone();
+        let running = runner::spawn(agent, page, self.bus.clone(), self.id.clone(), task_id.clone(), start, checks);
         if self.manual {
             running.live.control.set_manual(true);
         }
         let live = running.live.clone();
-        self.shared.register_task(live.clone());
+        self.env.tasks().insert(live.clone());
         self.task = Some(running);
         self.set_state(next).await;
-        tracing::info!(task = %task_id, agent = self.shared.agent.name(), "task started");
+        tracing::info!(task = %task_id, agent = self.env.agent().name(), "task started");
         Ok(live)
     }
 
@@ -291,24 +318,20 @@ impl SessionActor {
 
     async fn interaction(&mut self, action: Interaction, reply: Reply<String>) {
         let control = self.task.as_ref().map(|t| t.live.control.clone());
-        match action {
+        let manual = match action {
             Interaction::TakeOverControl => {
-                self.manual = true;
-                if let Some(c) = control {
-                    c.set_manual(true);
-                }
-                let _ = reply.send(Ok("manual control enabled; the agent waits until releaseControl".into()));
-                return;
+                Some((true, "manual control enabled; the agent waits until releaseControl"))
             }
-            Interaction::ReleaseControl => {
-                self.manual = false;
-                if let Some(c) = control {
-                    c.set_manual(false);
-                }
-                let _ = reply.send(Ok("control returned to the agent".into()));
-                return;
+            Interaction::ReleaseControl => Some((false, "control returned to the agent")),
+            _ => None,
+        };
+        if let Some((manual, answer)) = manual {
+            self.manual = manual;
+            if let Some(c) = control {
+                c.set_manual(manual);
             }
-            _ => {}
+            let _ = reply.send(Ok(answer.into()));
+            return;
         }
         if self.task_running() && !self.manual && self.state != SessionState::Paused {
             let _ = reply.send(Err(ApiError::new(
@@ -317,51 +340,28 @@ impl SessionActor {
             )));
             return;
         }
-        // Reap finished interactions, then refuse past the cap (they are answered one at a time).
-        while self.interactions.try_join_next().is_some() {}
-        if self.interactions.len() >= MAX_INTERACTIONS_IN_FLIGHT {
-            let _ = reply.send(Err(ApiError::new(
-                ErrorCode::RateLimitExceeded,
-                format!("at most {MAX_INTERACTIONS_IN_FLIGHT} interactions may be in flight per session; wait for their answers"),
-            )));
+        if let Some(refusal) = self.inputs.refusal() {
+            let _ = reply.send(Err(refusal));
             return;
         }
         if matches!(action, Interaction::Upload { .. }) {
-            self.place_files().await;
+            self.files.place_files(self.lease.page()).await;
         }
-        let page = self.lease.page().clone();
-        let lock = self.input_lock.clone();
-        self.interactions.spawn(async move {
-            let _guard = lock.lock().await;
-            let result = match action {
-                Interaction::Click { x, y } => page.click_at(frame_to_page(x, y), false).await.map(|_| "clicked"),
-                Interaction::DoubleClick { x, y } => {
-                    page.click_at(frame_to_page(x, y), true).await.map(|_| "double-clicked")
-                }
-                Interaction::Type { text, human_like } => page.type_text(&text, human_like).await.map(|_| "typed"),
-                Interaction::KeyPress { key } => page.press_key(&key).await.map(|_| "key pressed"),
-                Interaction::Upload { name, x, y } => {
-                    page.upload_at(frame_to_page(x, y), &name).await.map(|_| "file set on the input")
-                }
-                Interaction::TakeOverControl | Interaction::ReleaseControl => Ok("done"),
-            };
-            let _ = reply.send(result.map(str::to_owned).map_err(ApiError::from));
-        });
+        self.inputs.perform(self.lease.page().clone(), action, reply);
     }
 
     /// Records a task's outcome (stored, charged, published) and forgets it.
-    pub(crate) async fn record(&self, task: &mut RunningTask, result: Result<String, AgentError>) {
+    async fn record(&self, task: &mut RunningTask, result: Result<String, AgentError>) {
         let live = &task.live;
-        match runner::finish(&self.shared.store, &self.shared.config.prices, &self.bus, live, &mut task.hold, result)
-            .await
-        {
-            None => self.shared.unregister_task(&live.id),
+        let (store, prices) = (self.env.store(), &self.env.config().prices);
+        match runner::finish(store, prices, &self.bus, live, &mut task.hold, result).await {
+            None => self.env.tasks().remove(&live.id),
             // Still registered, so polls show the kept final view until the write goes through.
             Some(pending) => {
-                let (shared, live) = (self.shared.clone(), live.clone());
-                self.shared.spawn(async move {
-                    pending.store_eventually(&shared.store, &live.id, &shared.shutdown).await;
-                    shared.unregister_task(&live.id);
+                let (env, live) = (self.env.clone(), live.clone());
+                self.env.tracker().spawn(async move {
+                    pending.store_eventually(env.store(), &live.id, env.shutdown()).await;
+                    env.tasks().remove(&live.id);
                 });
             }
         }
@@ -383,51 +383,93 @@ impl SessionActor {
         if (task.terminate_on_completion || self.terminate_on_completion) && (lost || !stopped) {
             return Some(if lost { EndReason::InstanceLost } else { EndReason::TerminateOnCompletion });
         }
-        self.take_snapshot().await;
+        self.recovery.snapshot(&self.lease).await;
         None
+    }
+
+    /// Handles the loss of the browser (see `recovery.rs`); returns an end reason when the session cannot
+    /// go on.
+    async fn recover(&mut self) -> Option<EndReason> {
+        tracing::warn!(pid = ?self.lease.pid(), "browser instance lost");
+        let grace_period_ms = self.recovery.grace_ms();
+        let _ = self.bus.send(SessionEvent::InstanceDisconnected { grace_period_ms });
+        if let Some(mut task) = self.task.take() {
+            let result = runner::halt(&mut task).await.map_err(|_| instance_lost_error());
+            self.record(&mut task, result).await;
+            if let Err(e) = self.apply(Input::TaskFinished).await {
+                tracing::warn!(error = %e, "task end in an unexpected state");
+            }
+            if task.terminate_on_completion || self.terminate_on_completion {
+                // The session existed for that task only: nothing to recover for.
+                return Some(EndReason::InstanceLost);
+            }
+        }
+        let mut attempt = self.recovery.attempt(&self.lease);
+        let shutdown = self.env.shutdown().clone();
+        loop {
+            let wake = tokio::select! {
+                r = &mut attempt => RecoveryWake::Replaced(r.unwrap_or(Err(BrowserError::InstanceLost))),
+                cmd = self.rx.recv() => RecoveryWake::Command(cmd),
+                _ = tokio::time::sleep_until(self.expires_at) => RecoveryWake::End(EndReason::Expired),
+                _ = shutdown.cancelled() => RecoveryWake::End(EndReason::Terminated),
+            };
+            match wake {
+                RecoveryWake::Replaced(Ok(replacement)) => {
+                    self.recovery.install(&mut self.lease, replacement).await;
+                    self.pages.send_replace(self.lease.page().clone());
+                    self.recovery.restore(&self.lease).await;
+                    if let Some(profile) = self.profile.as_mut() {
+                        profile.follow_replacement(&self.lease).await;
+                    }
+                    self.last_activity = Instant::now();
+                    let _ = self.bus.send(SessionEvent::InstanceReconnected);
+                    tracing::info!(pid = ?self.lease.pid(), "browser instance replaced");
+                    return None;
+                }
+                RecoveryWake::Replaced(Err(e)) => {
+                    tracing::warn!(error = %e, "no replacement browser instance");
+                    return Some(EndReason::InstanceLost);
+                }
+                RecoveryWake::Command(None) => return Some(EndReason::Terminated),
+                // State commands and guardrail answers behave as usual (there is no task now); work that
+                // needs the browser is refused until it is back.
+                RecoveryWake::Command(Some(Command::NewTask { reply, .. })) => drop(reply.send(Err(unavailable()))),
+                RecoveryWake::Command(Some(Command::Interaction { reply, .. })) => drop(reply.send(Err(unavailable()))),
+                RecoveryWake::Command(Some(other)) => {
+                    if let Some(end) = self.handle(other).await {
+                        return Some(end);
+                    }
+                }
+                RecoveryWake::End(reason) => return Some(reason),
+            }
+        }
     }
 
     /// Ends the session: the running task is stopped and recorded, the browser context closed,
     /// `end_session` published and the session forgotten.
     async fn end(mut self, reason: EndReason) {
         if let Some(mut task) = self.task.take() {
-            let result = match (runner::halt(&mut task).await, reason) {
-                (Ok(m), _) => Ok(m),
-                (Err(_), EndReason::Expired) => Err(AgentError::new(
-                    ErrorCode::SessionExpired,
-                    "the session reached its maxDuration (or idle timeout) while the task ran",
-                )),
-                (Err(_), EndReason::InstanceLost) => Err(instance_lost_error()),
-                // A graceful server stop cuts the task off as a crash would, not as the caller did.
-                (Err(_), _) if self.shared.shutdown.is_cancelled() => {
-                    Err(AgentError::new(ErrorCode::TaskInterrupted, "the server shut down while the task ran"))
-                }
-                (Err(e), _) if e.code != ErrorCode::TaskStopped => Err(e),
-                (Err(_), _) => {
-                    Err(AgentError::new(ErrorCode::TaskStopped, "the session was terminated while the task ran"))
-                }
-            };
+            let halted = runner::halt(&mut task).await;
+            let result = runner::cut_off(halted, reason, self.env.shutdown().is_cancelled());
             self.record(&mut task, result).await;
         }
-        self.interactions.abort_all();
-        if let Some(profile) = self.profile.take().filter(|p| p.persist) {
+        self.inputs.abort_all();
+        if let Some(profile) = self.profile.take() {
             // Saved while the session still holds the profile (and before its end is recorded, which
             // would make its lock stale); never from a lost instance, whose state cannot be read.
-            if reason != EndReason::InstanceLost && self.lease.is_alive() {
-                crate::profiles::save(&self.shared, &self.user_id, &profile, &self.lease).await;
-            }
-            crate::profiles::release(&self.shared, &self.user_id, &profile.name, &self.id).await;
+            let readable = reason != EndReason::InstanceLost && self.lease.is_alive();
+            profile.close(&self.lease, readable).await;
         }
         self.state = SessionState::Terminated;
         let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
-        let cost = self.shared.config.prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
+        let cost = self.env.config().prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
         // Charged before the hold is given back, so the user's balance never shows both freed.
-        if let Err(e) = self.shared.store.end_session(&self.id, reason.as_str(), cost).await {
+        if let Err(e) = self.env.store().end_session(&self.id, reason.as_str(), cost).await {
             tracing::warn!(error = %e, "storing the session end (and its charge) failed");
         }
         // The user's place is free on every node before anyone is told the session ended.
         self.slot.release().await;
-        self.shared.unregister_session(&self.id);
+        self.env.sessions().remove(&self.id);
         // Downloads still under way are kept (stored under the ended session's id). The context lingers
         // for them alone: its browser slot is free meanwhile, and the wait is not charged.
         if reason != EndReason::InstanceLost {
@@ -437,7 +479,7 @@ impl SessionActor {
                 EndReason::TerminateOnCompletion | EndReason::Completed => DOWNLOAD_QUIET,
                 _ => Duration::ZERO,
             };
-            self.settle_downloads(quiet).await;
+            self.files.settle_downloads(&self.lease, quiet).await;
         }
         let _ = self.bus.send(SessionEvent::EndSession { reason });
         tracing::info!(reason = reason.as_str(), "session ended");
@@ -448,9 +490,4 @@ impl SessionActor {
             let _ = reply.send(Ok("session terminated".into()));
         }
     }
-}
-
-pub(crate) fn internal(what: &str, e: impl std::fmt::Display) -> ApiError {
-    tracing::error!(error = %e, "{what} failed");
-    ApiError::code(ErrorCode::InternalError)
 }
