@@ -7,10 +7,10 @@
 //! session or task ends (after the task's real cost is charged), or on drop; nothing held survives a
 //! crash as a phantom debit (a restarting or lost node's claims are dropped with its work).
 
-use crate::error::internal;
+use crate::error::SessionError;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use webpilot_core::{ApiError, ErrorCode, UserId};
+use webpilot_core::{ErrorCode, UserId};
 use webpilot_store::{ClaimKind, ClaimLimits, ClaimRefusal, Store};
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -58,10 +58,10 @@ impl Admission {
         out
     }
 
-    fn refused(&self, why: ClaimRefusal) -> ApiError {
+    fn refused(&self, why: ClaimRefusal) -> SessionError {
         match why {
-            ClaimRefusal::Balance | ClaimRefusal::NoUser => ApiError::code(ErrorCode::InsufficientBalance),
-            ClaimRefusal::SessionCap => ApiError::new(
+            ClaimRefusal::Balance | ClaimRefusal::NoUser => SessionError::refused(ErrorCode::InsufficientBalance),
+            ClaimRefusal::SessionCap => SessionError::new(
                 ErrorCode::SessionLimitReached,
                 format!("a user may have at most {} sessions open; terminate one first", self.max_sessions_per_user),
             ),
@@ -70,11 +70,11 @@ impl Admission {
 
     /// What `user`'s open sessions and running tasks hold of the balance now (micro-dollars): on this node,
     /// or, with a shared counter, on every node.
-    pub async fn held(&self, user: &UserId) -> Result<i64, ApiError> {
+    pub async fn held(&self, user: &UserId) -> Result<i64, SessionError> {
         match &self.counter {
             Counter::Local(map) => Ok(Self::with_load(map, user, |load| load.held_micros)),
             Counter::Shared { store, .. } => {
-                store.held_micros(user).await.map_err(|e| internal("reading the user's holds", e))
+                store.held_micros(user).await.map_err(|e| SessionError::internal("reading the user's holds", e))
             }
         }
     }
@@ -88,7 +88,7 @@ impl Admission {
         balance_micros: i64,
         kind: ClaimKind,
         session_hold: i64,
-    ) -> Result<Place, ApiError> {
+    ) -> Result<Place, SessionError> {
         let session_hold = session_hold.max(0);
         let taken = match &self.counter {
             Counter::Local(map) => Self::with_load(map, user, |load| {
@@ -123,7 +123,7 @@ impl Admission {
                 match store.claim(user, node, kind, limits).await {
                     Ok(Ok(id)) => Taken::Claim(id),
                     Ok(Err(why)) => return Err(self.refused(why)),
-                    Err(e) => return Err(internal("counting the user's sessions and tasks", e)),
+                    Err(e) => return Err(SessionError::internal("counting the user's sessions and tasks", e)),
                 }
             }
         };
@@ -138,13 +138,13 @@ impl Admission {
         user: &UserId,
         balance_micros: i64,
         hold_micros: i64,
-    ) -> Result<SessionSlot, ApiError> {
+    ) -> Result<SessionSlot, SessionError> {
         self.take(user, balance_micros, ClaimKind::Session, hold_micros).await
     }
 
     /// Sets a task's estimate aside from `balance_micros`; 402 `INSUFFICIENT_BALANCE` when nothing is
     /// left after the holds of `user`'s running tasks.
-    pub async fn hold(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<Hold, ApiError> {
+    pub async fn hold(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<Hold, SessionError> {
         self.take(user, balance_micros, ClaimKind::Task, 0).await
     }
 }
@@ -249,7 +249,7 @@ mod tests {
         let s1 = a.open_session(&alice, 100, 0).await.expect("first");
         let _s2 = a.open_session(&alice, 100, 0).await.expect("second");
         let err = a.open_session(&alice, 100, 0).await.err().expect("third refused");
-        assert_eq!(err.code, ErrorCode::SessionLimitReached);
+        assert_eq!(webpilot_core::Coded::code(&err), ErrorCode::SessionLimitReached);
         assert!(a.open_session(&bob, 100, 0).await.is_ok(), "other users are not affected");
         drop(s1);
         assert!(a.open_session(&alice, 100, 0).await.is_ok());
@@ -261,8 +261,11 @@ mod tests {
         let u = UserId::generate();
         let mut first = a.hold(&u, 4_000).await.expect("the balance covers new work");
         let err = a.hold(&u, 4_000).await.err().expect("nothing left after the first hold");
-        assert_eq!(err.code, ErrorCode::InsufficientBalance);
-        assert_eq!(a.open_session(&u, 4_000, 0).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
+        assert_eq!(webpilot_core::Coded::code(&err), ErrorCode::InsufficientBalance);
+        assert_eq!(
+            a.open_session(&u, 4_000, 0).await.err().map(|e| webpilot_core::Coded::code(&e)),
+            Some(ErrorCode::InsufficientBalance)
+        );
         first.release().await;
         assert!(a.hold(&u, 4_000).await.is_ok());
         assert!(a.hold(&UserId::generate(), 0).await.is_err(), "an empty balance starts nothing");
@@ -273,7 +276,7 @@ mod tests {
         let a = Admission::local(10, 10_000);
         let u = UserId::generate();
         let err = a.open_session(&u, 7_000, 15_000).await.err().expect("7,000 cannot cover a 15,000 session");
-        assert_eq!(err.code, ErrorCode::InsufficientBalance);
+        assert_eq!(webpilot_core::Coded::code(&err), ErrorCode::InsufficientBalance);
         let mut first = a.open_session(&u, 7_000, 5_000).await.expect("covered");
         assert!(a.open_session(&u, 7_000, 5_000).await.is_err(), "2,000 left");
         assert!(a.open_session(&u, 7_000, 2_000).await.is_ok(), "exactly covered");
@@ -290,11 +293,14 @@ mod tests {
         let b = Admission::shared(1, 10_000, store.clone(), "b".into());
         let mut on_a = a.open_session(&user.id, 0, 0).await.expect("a session on a");
         let err = b.open_session(&user.id, 0, 0).await.err().expect("the cap is the user's, not the node's");
-        assert_eq!(err.code, ErrorCode::SessionLimitReached);
+        assert_eq!(webpilot_core::Coded::code(&err), ErrorCode::SessionLimitReached);
         on_a.release().await;
         let _on_b = b.open_session(&user.id, 0, 0).await.expect("released on a, free on b");
         let held = a.hold(&user.id, 0).await.expect("the balance covers one hold");
-        assert_eq!(b.hold(&user.id, 0).await.err().map(|e| e.code), Some(ErrorCode::InsufficientBalance));
+        assert_eq!(
+            b.hold(&user.id, 0).await.err().map(|e| webpilot_core::Coded::code(&e)),
+            Some(ErrorCode::InsufficientBalance)
+        );
         drop(held);
         for _ in 0..50 {
             if b.hold(&user.id, 0).await.is_ok() {

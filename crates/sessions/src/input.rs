@@ -1,13 +1,14 @@
 //! Manual input on a session's page, as a part its actor owns: clicks, typing, key presses and uploads
 //! run one at a time (in the order they came), at most [`MAX_INTERACTIONS_IN_FLIGHT`] waiting or running.
 
+use crate::error::SessionError;
 use std::sync::Arc;
 use tokio::sync::{oneshot, Mutex};
 use tokio::task::JoinSet;
 use webpilot_browser::SessionPage;
 use webpilot_core::geometry::frame_to_page;
 use webpilot_core::params::Interaction;
-use webpilot_core::{ApiError, ErrorCode};
+use webpilot_core::ErrorCode;
 
 /// Manual interactions one session may have waiting for their turn or running.
 pub(crate) const MAX_INTERACTIONS_IN_FLIGHT: usize = 8;
@@ -22,11 +23,11 @@ pub(crate) struct Inputs {
 
 impl Inputs {
     /// Why one more interaction is refused now (429 `RATE_LIMIT_EXCEEDED` at the cap), if it is.
-    pub fn refusal(&mut self) -> Option<ApiError> {
+    pub fn refusal(&mut self) -> Option<SessionError> {
         // Reap finished interactions, then refuse past the cap (they are answered one at a time).
         while self.running.try_join_next().is_some() {}
         (self.running.len() >= MAX_INTERACTIONS_IN_FLIGHT).then(|| {
-            ApiError::new(
+            SessionError::new(
                 ErrorCode::RateLimitExceeded,
                 format!("at most {MAX_INTERACTIONS_IN_FLIGHT} interactions may be in flight per session; wait for their answers"),
             )
@@ -38,7 +39,7 @@ impl Inputs {
         &mut self,
         page: SessionPage,
         action: Interaction,
-        reply: oneshot::Sender<Result<String, ApiError>>,
+        reply: oneshot::Sender<Result<String, SessionError>>,
     ) {
         let turn = self.turn.clone();
         self.running.spawn(async move {
@@ -55,7 +56,7 @@ impl Inputs {
                 }
                 Interaction::TakeOverControl | Interaction::ReleaseControl => Ok("done"),
             };
-            let _ = reply.send(result.map(str::to_owned).map_err(ApiError::from));
+            let _ = reply.send(result.map(str::to_owned).map_err(SessionError::from));
         });
     }
 

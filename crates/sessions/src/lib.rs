@@ -20,6 +20,7 @@ mod runner;
 mod start;
 
 pub use config::SessionConfig;
+pub use error::SessionError;
 pub use live::{LiveTask, TaskView};
 pub use manager::{SendOutcome, SessionManager};
 pub use profiles::{

@@ -5,6 +5,7 @@
 use crate::actor::{Env, SessionHandle};
 use crate::admission::Admission;
 use crate::config::SessionConfig;
+use crate::error::SessionError;
 use crate::live::TaskView;
 use crate::profiles::Profiles;
 use crate::recording::{EventHook, Hooks, RecordHook};
@@ -18,7 +19,7 @@ use webpilot_browser::{BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Message, SessionParams, StateCommand};
 use webpilot_core::secrets::Secrets;
-use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
+use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::{Store, User};
 
 /// What a send-message call produced.
@@ -39,8 +40,8 @@ struct Inner {
     profiles: Profiles,
 }
 
-fn no_session() -> ApiError {
-    ApiError::code(ErrorCode::SessionNotFound)
+fn no_session() -> SessionError {
+    SessionError::refused(ErrorCode::SessionNotFound)
 }
 
 impl SessionManager {
@@ -64,7 +65,7 @@ impl SessionManager {
     }
 
     /// What `user`'s open sessions and running tasks hold of the balance now (micro-dollars).
-    pub async fn held_micros(&self, user: &UserId) -> Result<i64, ApiError> {
+    pub async fn held_micros(&self, user: &UserId) -> Result<i64, SessionError> {
         self.inner.admission.held(user).await
     }
 
@@ -111,7 +112,7 @@ impl SessionManager {
     }
 
     /// Creates a session (one browser context) for `user`, starting its first task if it has one.
-    pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, ApiError> {
+    pub async fn start_session(&self, user: &User, params: SessionParams) -> Result<StartedSession, SessionError> {
         self.start_session_with_context(user, params, Vec::new()).await
     }
 
@@ -122,7 +123,7 @@ impl SessionManager {
         user: &User,
         params: SessionParams,
         context: Vec<(String, String)>,
-    ) -> Result<StartedSession, ApiError> {
+    ) -> Result<StartedSession, SessionError> {
         let inner = &*self.inner;
         let starter =
             Starter { env: &inner.env, admission: &inner.admission, hooks: &inner.hooks, profiles: &inner.profiles };
@@ -135,12 +136,12 @@ impl SessionManager {
 
     /// The live session `session_id` if it belongs to `user`; another user's session is reported as
     /// not found, so its existence does not leak.
-    fn owned(&self, user: &UserId, session_id: &str) -> Result<SessionHandle, ApiError> {
+    fn owned(&self, user: &UserId, session_id: &str) -> Result<SessionHandle, SessionError> {
         self.env().sessions().owned(user, &SessionId::from_string(session_id)).ok_or_else(no_session)
     }
 
     /// Handles one send-message message (or the same message from the WebSocket).
-    pub async fn send(&self, user: &User, session_id: &str, message: &Value) -> Result<SendOutcome, ApiError> {
+    pub async fn send(&self, user: &User, session_id: &str, message: &Value) -> Result<SendOutcome, SessionError> {
         let handle = self.owned(&user.id, session_id)?;
         let id = SessionId::from_string(session_id);
         match Message::parse(message, handle.defaults())? {
@@ -156,18 +157,18 @@ impl SessionManager {
     }
 
     /// The user's balance now, in micro-dollars.
-    pub async fn balance(&self, user: &UserId) -> Result<i64, ApiError> {
+    pub async fn balance(&self, user: &UserId) -> Result<i64, SessionError> {
         let u = self.store().get_user(user).await?;
         Ok(u.map(|u| u.balance_micros).unwrap_or(0))
     }
 
     /// Waits up to the configured inline wait for `task` to end (or to ask a human), then returns its view.
-    pub async fn wait_task(&self, task: &StartedTask) -> Result<TaskView, ApiError> {
+    pub async fn wait_task(&self, task: &StartedTask) -> Result<TaskView, SessionError> {
         self.wait_task_for(task, self.config().task_wait).await
     }
 
     /// Waits up to `timeout` for `task` to end (or to ask a human), then returns its view.
-    pub async fn wait_task_for(&self, task: &StartedTask, timeout: Duration) -> Result<TaskView, ApiError> {
+    pub async fn wait_task_for(&self, task: &StartedTask, timeout: Duration) -> Result<TaskView, SessionError> {
         if !task.live.wait_settled(timeout).await || task.live.control.pending_guardrail().is_some() {
             return Ok(task.live.view());
         }
@@ -241,19 +242,22 @@ impl SessionManager {
     }
 
     /// The poll view of a task: live state while it runs, the stored outcome afterwards.
-    pub async fn poll(&self, session_id: &str, task_id: &str) -> Result<TaskView, ApiError> {
+    pub async fn poll(&self, session_id: &str, task_id: &str) -> Result<TaskView, SessionError> {
         let live = self.env().tasks().get(&TaskId::from_string(task_id));
         if let Some(live) = live.filter(|l| l.session_id.as_str() == session_id) {
             return Ok(live.view());
         }
-        let record =
-            self.store().get_task(session_id, task_id).await?.ok_or_else(|| ApiError::code(ErrorCode::TaskNotFound))?;
+        let record = self
+            .store()
+            .get_task(session_id, task_id)
+            .await?
+            .ok_or_else(|| SessionError::refused(ErrorCode::TaskNotFound))?;
         Ok(TaskView::from_record(&record))
     }
 
     /// The user owning live session `session_id` (the WebSocket channel acts as this user); an unknown or
     /// ended session is `SESSION_NOT_FOUND`.
-    pub async fn owner(&self, session_id: &str) -> Result<User, ApiError> {
+    pub async fn owner(&self, session_id: &str) -> Result<User, SessionError> {
         let handle = self.session(session_id).ok_or_else(no_session)?;
         let user = self.store().get_user(handle.user_id()).await?;
         user.ok_or_else(no_session)

@@ -3,10 +3,11 @@
 //! address the egress policy allows, checked like a webhook URL (loopback and private networks refused
 //! unless `--egress-allow` names them), so a proxy cannot be a way into the service's own network.
 
+use crate::error::SessionError;
 use std::sync::Arc;
 use webpilot_core::egress::{allowed_addrs, AllowEntry, SessionPolicy};
 use webpilot_core::proxies::{OperatorProxies, ProxyRoute, ProxyTarget};
-use webpilot_core::{ApiError, ErrorCode};
+use webpilot_core::ErrorCode;
 use webpilot_egress::{Routes, Upstream};
 
 /// The routes for `entries`, or a 400 `INVALID_PARAMETER` naming the entry that cannot be used.
@@ -14,10 +15,10 @@ pub(crate) async fn routes(
     entries: &[ProxyRoute],
     operator: &OperatorProxies,
     allow: &[AllowEntry],
-) -> Result<Routes, ApiError> {
+) -> Result<Routes, SessionError> {
     let mut out = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
-        let bad = |why: String| ApiError::new(ErrorCode::InvalidParameter, format!("proxies[{i}]: {why}"));
+        let bad = |why: String| SessionError::new(ErrorCode::InvalidParameter, format!("proxies[{i}]: {why}"));
         let upstream = match &entry.target {
             ProxyTarget::Named(name) => match operator.get(name) {
                 Some(server) => Upstream::operator(name, server.clone()),
@@ -60,12 +61,14 @@ mod tests {
             routes(&entries(serde_json::json!([{"server": "http://93.184.216.34:1"}, {"name": "nl"}])), &ops, &[])
                 .await
                 .expect_err("unknown");
+        let unknown = webpilot_core::ApiError::from(unknown);
         assert_eq!(unknown.code, ErrorCode::InvalidParameter);
         assert!(unknown.message.starts_with("proxies[1]: there is no proxy named \"nl\""), "{}", unknown.message);
         for server in ["http://127.0.0.1:3128", "socks5://10.0.0.1:1080", "http://localhost:8080", "http://[::1]:1"] {
             let e = routes(&entries(serde_json::json!([{"server": server, "password": null}])), &ops, &[])
                 .await
                 .expect_err(server);
+            let e = webpilot_core::ApiError::from(e);
             assert_eq!(e.code, ErrorCode::InvalidParameter, "{server}");
             assert!(
                 e.message.starts_with("proxies[0]: the proxy ") && e.message.contains("--egress-allow"),

@@ -8,12 +8,13 @@
 //! replacement the session ends as `instance_lost`.
 
 use crate::config::SessionConfig;
+use crate::error::SessionError;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 use webpilot_agent::AgentError;
 use webpilot_browser::{BrowserError, BrowserLease, BrowserPool, CookieJar, DomainPolicy, Replacement};
-use webpilot_core::{ApiError, ErrorCode};
+use webpilot_core::ErrorCode;
 
 /// Time allowed for one snapshot (the actor waits for it).
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -33,8 +34,8 @@ pub(crate) struct Recovery {
 /// The replacement attempts under way (aborted if dropped: the session ended first).
 pub(crate) type Attempt = AbortOnDropHandle<Result<Replacement, BrowserError>>;
 
-pub(crate) fn unavailable() -> ApiError {
-    ApiError::new(
+pub(crate) fn unavailable() -> SessionError {
+    SessionError::new(
         ErrorCode::InstanceUnavailable,
         "the browser instance was lost and is being replaced; retry after instance:reconnected",
     )

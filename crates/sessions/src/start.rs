@@ -4,6 +4,7 @@
 
 use crate::actor::{Env, Opening, SessionHandle};
 use crate::admission::{Admission, Hold};
+use crate::error::SessionError;
 use crate::live::LiveTask;
 use crate::profiles::{Profiles, SessionProfile};
 use crate::recording::{Hooks, RecordedSession};
@@ -15,7 +16,7 @@ use webpilot_browser::{BrowserError, BrowserLease};
 use webpilot_core::params::{NewTask, SessionParams, StateCommand, TaskLimits};
 use webpilot_core::proxies::ShownProxy;
 use webpilot_core::state::SessionState;
-use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
+use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::User;
 
 /// A created session, as start-session reports it.
@@ -52,7 +53,7 @@ impl Starter<'_> {
         user: &User,
         params: SessionParams,
         context: Vec<(String, String)>,
-    ) -> Result<StartedSession, ApiError> {
+    ) -> Result<StartedSession, SessionError> {
         let began = Instant::now();
         let env = self.env;
         // Counted before the browser is leased, so one user cannot take every browser.
@@ -173,7 +174,7 @@ impl Starter<'_> {
         user: &UserId,
         params: &SessionParams,
         session: &SessionId,
-    ) -> Result<(BrowserLease, Option<SessionProfile>), ApiError> {
+    ) -> Result<(BrowserLease, Option<SessionProfile>), SessionError> {
         let (pool, profiles) = (self.env.pool(), self.profiles);
         // Checked before anything is held: a proxy that cannot be used is the caller's 400.
         let allow = pool.settings().egress_allow.clone();
@@ -199,10 +200,13 @@ impl Starter<'_> {
                 }
                 None => Ok((lease, None)),
             },
-            Err(BrowserError::NoCapacity) => Err(ApiError::code(ErrorCode::NoInstancesAvailable)),
+            Err(BrowserError::NoCapacity) => Err(SessionError::refused(ErrorCode::NoInstancesAvailable)),
             Err(other) => {
                 tracing::error!(error = %other, "preparing a browser for a session failed");
-                Err(ApiError::new(ErrorCode::InstanceUnavailable, "the browser instance could not be prepared; retry"))
+                Err(SessionError::new(
+                    ErrorCode::InstanceUnavailable,
+                    "the browser instance could not be prepared; retry",
+                ))
             }
         };
         if let (Err(_), Some(name)) = (&opened, writes) {
@@ -220,7 +224,7 @@ pub(crate) async fn start_task(
     task: NewTask,
     context: Vec<(String, String)>,
     hold: Hold,
-) -> Result<StartedTask, ApiError> {
+) -> Result<StartedTask, SessionError> {
     let replay = match &task.limits.replay_of {
         Some(of) => Some(crate::replays::source(env.store(), handle.user_id(), of).await?),
         None => None,

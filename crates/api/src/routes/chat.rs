@@ -148,7 +148,10 @@ async fn run_to_end(
             message: "the task did not finish within its maxDuration".into(),
             code: ErrorCode::TaskTimeout.as_str().into(),
         },
-        Err(e) => Outcome::Failed { message: e.message, code: e.code.as_str().into() },
+        Err(e) => {
+            let e = webpilot_core::ApiError::from(e);
+            Outcome::Failed { message: e.message, code: e.code.as_str().into() }
+        }
     }
 }
 

@@ -81,7 +81,7 @@ fn named(name: &str) -> Result<&str, ApiError> {
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<ProfileList>, ErrorResponse> {
-    let profiles = state.manager.profiles().list(&user.id).await?;
+    let profiles = state.manager.profiles().list(&user.id).await.map_err(webpilot_core::ApiError::from)?;
     Ok(Json(ProfileList { success: true, profiles: profiles.into_iter().map(view).collect() }))
 }
 
@@ -100,7 +100,7 @@ pub async fn get(
     AuthUser(user): AuthUser,
     Path(name): Path<String>,
 ) -> Result<Json<ProfileAnswer>, ErrorResponse> {
-    let record = state.manager.profiles().get(&user.id, named(&name)?).await?;
+    let record = state.manager.profiles().get(&user.id, named(&name)?).await.map_err(webpilot_core::ApiError::from)?;
     Ok(Json(ProfileAnswer { success: true, profile: view(record) }))
 }
 
@@ -120,7 +120,7 @@ pub async fn remove(
     AuthUser(user): AuthUser,
     Path(name): Path<String>,
 ) -> Result<Json<Done>, ErrorResponse> {
-    state.manager.profiles().delete(&user.id, named(&name)?).await?;
+    state.manager.profiles().delete(&user.id, named(&name)?).await.map_err(webpilot_core::ApiError::from)?;
     Ok(Json(Done { success: true, message: "profile deleted" }))
 }
 
@@ -139,7 +139,7 @@ pub async fn export(
     AuthUser(user): AuthUser,
     Path(name): Path<String>,
 ) -> Result<Json<StorageState>, ErrorResponse> {
-    Ok(Json(state.manager.profiles().export(&user.id, named(&name)?).await?))
+    Ok(Json(state.manager.profiles().export(&user.id, named(&name)?).await.map_err(webpilot_core::ApiError::from)?))
 }
 
 /// `PUT /profiles/{name}/export`: stores a storage state (as exported, or Playwright's `storageState`)
@@ -168,6 +168,7 @@ pub async fn import(
         _ => ApiError::new(ErrorCode::InvalidParams, "the request body could not be read"),
     })?;
     let imported = StorageState::parse_import(&bytes).map_err(|e| ApiError::new(ErrorCode::InvalidParams, e))?;
-    let record = state.manager.profiles().import(&user.id, &name, &imported).await?;
+    let record =
+        state.manager.profiles().import(&user.id, &name, &imported).await.map_err(webpilot_core::ApiError::from)?;
     Ok(Json(ProfileAnswer { success: true, profile: view(record) }))
 }

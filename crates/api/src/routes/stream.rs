@@ -118,13 +118,13 @@ pub async fn interaction(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ErrorResponse> {
     let scope = authorize(&state, &session_id, q.token.as_deref()).await?;
-    let owner = state.manager.owner(&session_id).await?;
+    let owner = state.manager.owner(&session_id).await.map_err(webpilot_core::ApiError::from)?;
     if scope != Scope::Control {
         return Err(ApiError::new(ErrorCode::Unauthorized, "this view link is read-only").into());
     }
     let action = parse_json(body)?;
     let message = json!({ "actionType": "interaction", "action": action });
-    match state.manager.send(&owner, &session_id, &message).await? {
+    match state.manager.send(&owner, &session_id, &message).await.map_err(webpilot_core::ApiError::from)? {
         SendOutcome::Ack(message) => Ok(Json(json!({ "success": true, "message": message }))),
         SendOutcome::Task(_) => Err(ApiError::code(ErrorCode::InvalidParams).into()),
     }

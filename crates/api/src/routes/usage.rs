@@ -141,7 +141,7 @@ pub async fn usage(
         false => None,
     };
     let balance = state.store.get_user(&user.id).await?.map_or(user.balance_micros, |u| u.balance_micros);
-    let held = state.manager.held_micros(&user.id).await?;
+    let held = state.manager.held_micros(&user.id).await.map_err(webpilot_core::ApiError::from)?;
     let storage = StorageView {
         used_bytes: state.store.storage_bytes(&user.id).await?,
         quota_bytes: state.manager.config().storage_quota_bytes,

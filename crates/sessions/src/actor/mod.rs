@@ -3,6 +3,7 @@
 //! Timers (maxDuration, idle, snapshots) and the end of the running task arrive in the same loop, so state
 //! changes never race. [`open`] builds the actor and its [`SessionHandle`]; the handle is all others see.
 
+use crate::error::SessionError;
 mod registry;
 
 pub(crate) use registry::{Env, Opening, SessionHandle};
@@ -24,7 +25,7 @@ use webpilot_browser::{BrowserError, BrowserLease, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Interaction, StateCommand};
 use webpilot_core::state::{transition, Input, SessionState};
-use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
+use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 
 /// How long a session that closes itself after its task waits for a download to begin.
 const DOWNLOAD_QUIET: Duration = Duration::from_secs(1);
@@ -195,7 +196,7 @@ impl SessionActor {
     }
 
     /// Applies an input to the state machine.
-    async fn apply(&mut self, input: Input) -> Result<bool, ApiError> {
+    async fn apply(&mut self, input: Input) -> Result<bool, SessionError> {
         let t = transition(self.state, self.task_running(), input)?;
         self.set_state(t.next).await;
         Ok(t.changed)
@@ -231,21 +232,21 @@ impl SessionActor {
                 let _ = reply.send(if answered {
                     Ok("guardrail answered; the task continues".into())
                 } else {
-                    Err(ApiError::new(ErrorCode::InvalidState, "no guardrail is waiting for an answer"))
+                    Err(SessionError::new(ErrorCode::InvalidState, "no guardrail is waiting for an answer"))
                 });
                 None
             }
         }
     }
 
-    async fn start_task(&mut self, mut start: TaskStart) -> Result<Arc<LiveTask>, ApiError> {
+    async fn start_task(&mut self, mut start: TaskStart) -> Result<Arc<LiveTask>, SessionError> {
         self.reap_stopped_task().await;
         let task_id = TaskId::generate();
         let admitted = async {
             let next = transition(self.state, self.task_running(), Input::NewTask)?.next;
             let details = &start.task.task_details;
             self.env.store().insert_task(&task_id, &self.id, &self.user_id, details).await?;
-            Ok::<_, ApiError>(next)
+            Ok::<_, SessionError>(next)
         };
         let next = match admitted.await {
             Ok(next) => next,
@@ -284,7 +285,7 @@ impl SessionActor {
         }
     }
 
-    async fn state_command(&mut self, command: StateCommand) -> (Result<String, ApiError>, Option<EndReason>) {
+    async fn state_command(&mut self, command: StateCommand) -> (Result<String, SessionError>, Option<EndReason>) {
         let input = match command {
             StateCommand::Pause => Input::Pause,
             StateCommand::Resume => Input::Resume,
@@ -334,7 +335,7 @@ impl SessionActor {
             return;
         }
         if self.task_running() && !self.manual && self.state != SessionState::Paused {
-            let _ = reply.send(Err(ApiError::new(
+            let _ = reply.send(Err(SessionError::new(
                 ErrorCode::TaskAlreadyRunning,
                 "a task is running: send takeOverControl (or pause or stop the task) before manual input",
             )));

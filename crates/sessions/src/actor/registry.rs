@@ -4,6 +4,7 @@
 
 use crate::admission::SessionSlot;
 use crate::config::SessionConfig;
+use crate::error::SessionError;
 use crate::live::LiveTask;
 use crate::profiles::SessionProfile;
 use crate::runner::TaskStart;
@@ -19,11 +20,11 @@ use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Interaction, StateCommand, TaskLimits};
 use webpilot_core::proxies::ShownProxy;
 use webpilot_core::secrets::Secrets;
-use webpilot_core::{ApiError, ErrorCode, SessionId, TaskId, UserId};
+use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::Store;
 
 /// A reply to a command, sent by the actor.
-pub(crate) type Reply<T> = oneshot::Sender<Result<T, ApiError>>;
+pub(crate) type Reply<T> = oneshot::Sender<Result<T, SessionError>>;
 
 /// What a session's actor is asked to do.
 pub(crate) enum Command {
@@ -135,8 +136,8 @@ pub(crate) struct SessionHandle {
     proxies: Arc<[ShownProxy]>,
 }
 
-fn no_session() -> ApiError {
-    ApiError::code(ErrorCode::SessionNotFound)
+fn no_session() -> SessionError {
+    SessionError::refused(ErrorCode::SessionNotFound)
 }
 
 impl SessionHandle {
@@ -189,26 +190,26 @@ impl SessionHandle {
     }
 
     /// Sends the actor a command and waits for its answer; an ended session is `SESSION_NOT_FOUND`.
-    async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, ApiError> {
+    async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Command) -> Result<T, SessionError> {
         let (reply, rx) = oneshot::channel();
         self.tx.send(make(reply)).await.map_err(|_| no_session())?;
         rx.await.map_err(|_| no_session())?
     }
 
-    pub async fn new_task(&self, start: TaskStart) -> Result<Arc<LiveTask>, ApiError> {
+    pub async fn new_task(&self, start: TaskStart) -> Result<Arc<LiveTask>, SessionError> {
         self.ask(|reply| Command::NewTask { start: Box::new(start), reply }).await
     }
-    pub async fn state(&self, command: StateCommand) -> Result<String, ApiError> {
+    pub async fn state(&self, command: StateCommand) -> Result<String, SessionError> {
         self.ask(|reply| Command::State { command, reply }).await
     }
-    pub async fn interact(&self, action: Interaction) -> Result<String, ApiError> {
+    pub async fn interact(&self, action: Interaction) -> Result<String, SessionError> {
         self.ask(|reply| Command::Interaction { action, reply }).await
     }
-    pub async fn answer_guardrail(&self, answer: String) -> Result<String, ApiError> {
+    pub async fn answer_guardrail(&self, answer: String) -> Result<String, SessionError> {
         self.ask(|reply| Command::Guardrail { answer, reply }).await
     }
     /// Ends the session for `reason` and waits until it is closed.
-    pub async fn end(&self, reason: EndReason) -> Result<String, ApiError> {
+    pub async fn end(&self, reason: EndReason) -> Result<String, SessionError> {
         self.ask(|reply| Command::End { reason, reply }).await
     }
 }

@@ -3,7 +3,7 @@
 //! lock while it lives and saves its context's state back when it ends (not when its instance was lost).
 //! Also the profile operations of the API: list, read, delete, export and import.
 
-use crate::error::internal;
+use crate::error::SessionError;
 mod key;
 
 pub use key::{ProfileKey, ProfileKeyError};
@@ -11,7 +11,7 @@ pub use key::{ProfileKey, ProfileKeyError};
 use std::time::Instant;
 use webpilot_browser::{BrowserLease, OriginLog};
 use webpilot_core::profile::StorageState;
-use webpilot_core::{ApiError, ErrorCode, SessionId, UserId};
+use webpilot_core::{ErrorCode, SessionId, UserId};
 use webpilot_store::{NewProfile, ProfileCaps, ProfileRecord, Store};
 
 /// Default cap on one profile (bytes, as stored).
@@ -60,16 +60,16 @@ pub(crate) struct SessionProfile {
     loaded: Vec<String>,
 }
 
-fn in_use() -> ApiError {
-    ApiError::new(
+fn in_use() -> SessionError {
+    SessionError::new(
         ErrorCode::ProfileInUse,
         "another live session holds this profile with persistProfile; end it first, or open the profile without \
          persistProfile",
     )
 }
 
-fn not_found() -> ApiError {
-    ApiError::code(ErrorCode::ProfileNotFound)
+fn not_found() -> SessionError {
+    SessionError::refused(ErrorCode::ProfileNotFound)
 }
 
 impl Profiles {
@@ -83,7 +83,7 @@ impl Profiles {
     }
 
     /// Makes `session` the one writer of `user`'s profile `name`: 409 PROFILE_IN_USE when a live session is.
-    pub(crate) async fn claim(&self, user: &UserId, name: &str, session: &SessionId) -> Result<(), ApiError> {
+    pub(crate) async fn claim(&self, user: &UserId, name: &str, session: &SessionId) -> Result<(), SessionError> {
         self.claim_or(user, name, session, in_use).await
     }
 
@@ -93,12 +93,12 @@ impl Profiles {
         user: &UserId,
         name: &str,
         writer: &SessionId,
-        busy: fn() -> ApiError,
-    ) -> Result<(), ApiError> {
+        busy: fn() -> SessionError,
+    ) -> Result<(), SessionError> {
         match self.store.lock_profile(user, name, writer).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(busy()),
-            Err(e) => Err(internal("locking a profile", e)),
+            Err(e) => Err(SessionError::internal("locking a profile", e)),
         }
     }
 
@@ -110,14 +110,15 @@ impl Profiles {
     }
 
     /// `user`'s profile `name` opened, when there is one.
-    async fn read_state(&self, user: &UserId, name: &str) -> Result<Option<StorageState>, ApiError> {
-        let sealed = self.store.profile_sealed(user, name).await.map_err(|e| internal("reading a profile", e))?;
+    async fn read_state(&self, user: &UserId, name: &str) -> Result<Option<StorageState>, SessionError> {
+        let sealed =
+            self.store.profile_sealed(user, name).await.map_err(|e| SessionError::internal("reading a profile", e))?;
         let Some(sealed) = sealed else { return Ok(None) };
         let plain = self.settings.key.open(user, name, &sealed).map_err(|e| {
             tracing::error!(error = %e, "a profile could not be opened");
-            ApiError::new(ErrorCode::InternalError, format!("the profile could not be opened: {e}"))
+            SessionError::new(ErrorCode::InternalError, format!("the profile could not be opened: {e}"))
         })?;
-        serde_json::from_slice(&plain).map(Some).map_err(|e| internal("reading a profile's content", e))
+        serde_json::from_slice(&plain).map(Some).map_err(|e| SessionError::internal("reading a profile's content", e))
     }
 
     /// Loads `user`'s profile `name` (empty when there is none yet) into `lease`, before its first
@@ -128,14 +129,15 @@ impl Profiles {
         name: &str,
         persist: bool,
         lease: &BrowserLease,
-    ) -> Result<SessionProfile, ApiError> {
+    ) -> Result<SessionProfile, SessionError> {
         let began = Instant::now();
-        let log = lease.track_origins().await.map_err(|e| internal("following a session's origins", e))?;
+        let log =
+            lease.track_origins().await.map_err(|e| SessionError::internal("following a session's origins", e))?;
         let state = self.read_state(user, name).await?.unwrap_or_default();
         // A profile stored before imports were checked may never load: that is the profile's fault, not the
         // browser's, so it is said so (never 503 "retry").
         if let Err(why) = state.check_loadable() {
-            return Err(ApiError::new(
+            return Err(SessionError::new(
                 ErrorCode::InvalidParameter,
                 format!(
                     "the profile {name:?} cannot be loaded into a browser: {why}; import a valid one \
@@ -145,7 +147,7 @@ impl Profiles {
         }
         lease.load_state(&state).await.map_err(|e| {
             tracing::error!(error = %e, "loading a profile into a browser context failed");
-            ApiError::new(ErrorCode::InstanceUnavailable, "the profile could not be loaded into the browser; retry")
+            SessionError::new(ErrorCode::InstanceUnavailable, "the profile could not be loaded into the browser; retry")
         })?;
         let elapsed = began.elapsed();
         metrics::histogram!("webpilot_profile_load_seconds").record(elapsed.as_secs_f64());
@@ -167,8 +169,13 @@ impl Profiles {
     }
 
     /// Seals and stores `state` as `user`'s profile `name`, under the caps (413 FILE_TOO_LARGE beyond).
-    async fn store_state(&self, user: &UserId, name: &str, state: &StorageState) -> Result<ProfileRecord, ApiError> {
-        let plain = serde_json::to_vec(state).map_err(|e| internal("writing a profile", e))?;
+    async fn store_state(
+        &self,
+        user: &UserId,
+        name: &str,
+        state: &StorageState,
+    ) -> Result<ProfileRecord, SessionError> {
+        let plain = serde_json::to_vec(state).map_err(|e| SessionError::internal("writing a profile", e))?;
         let sealed = self.settings.key.seal(user, name, &plain);
         let origins = state.origin_names();
         let cookies = i64::try_from(state.cookies.len()).unwrap_or(i64::MAX);
@@ -176,44 +183,44 @@ impl Profiles {
         match self.store.save_profile(user, profile, self.settings.caps).await {
             Ok(Ok(record)) => Ok(record),
             Ok(Err(refusal)) => {
-                Err(ApiError::new(ErrorCode::FileTooLarge, format!("the profile was refused: {refusal}")))
+                Err(SessionError::new(ErrorCode::FileTooLarge, format!("the profile was refused: {refusal}")))
             }
-            Err(e) => Err(internal("storing a profile", e)),
+            Err(e) => Err(SessionError::internal("storing a profile", e)),
         }
     }
 
     /// `user`'s profiles (never their content).
-    pub async fn list(&self, user: &UserId) -> Result<Vec<ProfileRecord>, ApiError> {
-        self.store.list_profiles(user).await.map_err(|e| internal("listing profiles", e))
+    pub async fn list(&self, user: &UserId) -> Result<Vec<ProfileRecord>, SessionError> {
+        self.store.list_profiles(user).await.map_err(|e| SessionError::internal("listing profiles", e))
     }
 
     /// One profile of `user` (never its content); another user's is not found.
-    pub async fn get(&self, user: &UserId, name: &str) -> Result<ProfileRecord, ApiError> {
+    pub async fn get(&self, user: &UserId, name: &str) -> Result<ProfileRecord, SessionError> {
         let record = self.store.profile_record(user, name).await;
-        record.map_err(|e| internal("reading a profile", e))?.ok_or_else(not_found)
+        record.map_err(|e| SessionError::internal("reading a profile", e))?.ok_or_else(not_found)
     }
 
     /// Deletes one profile of `user`. A live session writing it saves it again when it ends.
-    pub async fn delete(&self, user: &UserId, name: &str) -> Result<(), ApiError> {
+    pub async fn delete(&self, user: &UserId, name: &str) -> Result<(), SessionError> {
         match self.store.delete_profile(user, name).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(not_found()),
-            Err(e) => Err(internal("deleting a profile", e)),
+            Err(e) => Err(SessionError::internal("deleting a profile", e)),
         }
     }
 
     /// The decrypted storage state of one profile of `user`.
-    pub async fn export(&self, user: &UserId, name: &str) -> Result<StorageState, ApiError> {
+    pub async fn export(&self, user: &UserId, name: &str) -> Result<StorageState, SessionError> {
         self.read_state(user, name).await?.ok_or_else(not_found)
     }
 
     /// Stores `state` as `user`'s profile `name` (created or replaced): 409 PROFILE_IN_USE while a live
     /// session writes it.
-    pub async fn import(&self, user: &UserId, name: &str, state: &StorageState) -> Result<ProfileRecord, ApiError> {
+    pub async fn import(&self, user: &UserId, name: &str, state: &StorageState) -> Result<ProfileRecord, SessionError> {
         // The import is the writer while it runs (a crash leaves a lock that goes stale by itself).
         let writer = SessionId::from_string(format!("import_{}", hex::encode(rand::random::<[u8; 12]>())));
         let busy = || {
-            ApiError::new(
+            SessionError::new(
                 ErrorCode::ProfileInUse,
                 "this profile is being written right now, by another import or by a live session with \
                  persistProfile; retry once that is done",
@@ -288,7 +295,7 @@ impl SessionProfile {
                     "profile saved"
                 );
             }
-            Err(e) => tracing::warn!(error = %e.message, "the profile was not saved"),
+            Err(e) => tracing::warn!(error = %e, "the profile was not saved"),
         }
     }
 }
