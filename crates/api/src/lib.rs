@@ -10,6 +10,7 @@ mod error;
 mod forward;
 pub mod metrics;
 pub mod openapi;
+mod path;
 mod query;
 mod ratelimit;
 mod routes;

@@ -7,11 +7,12 @@
 
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::DEVTOOLS;
+use crate::path::Path;
 use crate::query::Query;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::Json;

@@ -3,7 +3,7 @@
 //! public; everything it does goes through the API with the key the person pastes in.
 
 use crate::error::ErrorResponse;
-use axum::extract::Path;
+use crate::path::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use webpilot_core::{ApiError, ErrorCode};
