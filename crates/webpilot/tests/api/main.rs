@@ -2,6 +2,7 @@
 //! fixture website. One binary, one module per area.
 
 mod clients;
+mod doc_examples;
 mod helpers;
 mod sio;
 
