@@ -4,6 +4,7 @@
 //! headers of the limited operations, and the Socket.IO and webhook schemas.
 
 pub mod events;
+mod links;
 pub mod protocols;
 pub mod requests;
 
@@ -123,6 +124,7 @@ impl Modify for SecurityAndLimits<'_> {
                 }
             }
         }
+        links::add(doc);
     }
 }
 
