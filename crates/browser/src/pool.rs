@@ -139,7 +139,10 @@ impl BrowserPool {
             return;
         }
         let warm = &self.inner.warm;
-        tokio::spawn(refill_loop(Arc::downgrade(&self.inner), warm.wake.clone(), warm.stop.clone()));
+        webpilot_tasks::spawn_owned(
+            "warm refill",
+            refill_loop(Arc::downgrade(&self.inner), warm.wake.clone(), warm.stop.clone()),
+        );
     }
 
     /// A fresh context and page without taking a slot: for a lease whose browser died (install it with

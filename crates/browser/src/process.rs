@@ -168,7 +168,7 @@ impl BrowserProcess {
     ) -> Arc<BrowserProcess> {
         let died = CancellationToken::new();
         let ended = died.clone().drop_guard();
-        let handler = tokio::spawn(async move {
+        let handler = webpilot_tasks::spawn_owned("devtools handler", async move {
             let _ended = ended;
             while let Some(event) = handler.next().await {
                 if let Err(e) = event {
@@ -182,7 +182,7 @@ impl BrowserProcess {
             browser,
             died,
             responsive: AtomicBool::new(true),
-            pinger: tokio::spawn(crate::ping::watch(me.clone())),
+            pinger: webpilot_tasks::spawn_owned("browser pinger", crate::ping::watch(me.clone())),
             contexts: AtomicUsize::new(0),
             pid,
             handler,

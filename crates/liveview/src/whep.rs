@@ -169,7 +169,7 @@ impl WhepViewers {
         self.room(&peers, session, scope)?;
         let guard = Deregister { peers: self.peers.clone(), resource: resource.clone() };
         let peer = PeerLoop::new(rtc, socket, local, feed, &self.config);
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("whep peer", async move {
             let _guard = guard;
             peer.run().await;
         });

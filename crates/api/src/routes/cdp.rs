@@ -193,7 +193,7 @@ async fn serve(
             Err(_) => RelayEnd::SessionEnded,
         }
     };
-    let mut relay = tokio::spawn(scope.run(from_client, to_client, ended));
+    let mut relay = webpilot_tasks::spawn_owned("devtools relay", scope.run(from_client, to_client, ended));
     let mut relay_end = None;
     let (mut sink, mut stream) = socket.split();
     let mut refused: Option<(u16, &'static str)> = None;

@@ -164,7 +164,10 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
             return;
         }
     };
-    let forwarder = tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone()));
+    let forwarder = webpilot_tasks::spawn_owned(
+        "socket forwarder",
+        forward(s.clone(), events, state.sockets.clone(), in_flight.clone()),
+    );
     state.sockets.add(s.id.to_string(), session_id.clone(), forwarder.abort_handle());
     tracing::info!(session = %session_id, remote = remote_here, "socket connected");
     let for_messages = state.clone();
