@@ -5,6 +5,7 @@
 //! (`?token=`, from `cdpURL`) or the owner's API key (`Authorization: Bearer`); every other caller gets 401
 //! at the handshake. The token is never logged.
 
+use crate::connections::devtools::{Slot, MAX_CONNECTIONS_PER_SESSION};
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::DEVTOOLS;
 use crate::query::Query;
@@ -17,57 +18,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use webpilot_browser::{devtools_queue, DevtoolsScope, RelayEnd};
 use webpilot_core::{ApiError, ErrorCode};
 
-/// DevTools connections one session may have open at once.
-pub const MAX_CONNECTIONS_PER_SESSION: usize = 4;
 /// The largest message a client may send (bigger ones close the connection with 1009).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// How long a closing connection waits for the client to take what is left and the close frame.
 const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Open DevTools connections per session on this node.
-#[derive(Default)]
-pub struct CdpConnections(Mutex<HashMap<String, usize>>);
-
-/// One open connection; its place is given back when dropped.
-struct Slot {
-    all: Arc<CdpConnections>,
-    session: String,
-}
-
-impl CdpConnections {
-    fn take(self: &Arc<Self>, session: &str) -> Option<Slot> {
-        let mut open = self.0.lock().ok()?;
-        let n = open.entry(session.to_owned()).or_default();
-        if *n >= MAX_CONNECTIONS_PER_SESSION {
-            return None;
-        }
-        *n += 1;
-        Some(Slot { all: self.clone(), session: session.to_owned() })
-    }
-
-    /// Connections `session` has open now.
-    fn count(&self, session: &str) -> usize {
-        self.0.lock().ok().and_then(|open| open.get(session).copied()).unwrap_or(0)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if let Ok(mut open) = self.all.0.lock() {
-            if let Some(n) = open.get_mut(&self.session) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    open.remove(&self.session);
-                }
-            }
-        }
-    }
-}
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
