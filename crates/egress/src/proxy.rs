@@ -4,7 +4,8 @@
 //! reaches, accepting that host alone) and stops, with every connection it carries, when dropped.
 
 use crate::connect::{Connector, Hop};
-use crate::policy::{DomainPolicy, EgressFailure};
+use crate::failure::EgressFailure;
+use crate::policy::DomainPolicy;
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
