@@ -20,7 +20,6 @@ mod memory;
 mod navigation;
 mod orphans;
 mod page;
-mod ping;
 mod pipe;
 mod pool;
 mod process;

@@ -6,6 +6,7 @@ mod accounts;
 mod actor;
 mod admission;
 mod config;
+pub mod devtools;
 mod files;
 mod live;
 mod manager;

@@ -70,7 +70,7 @@ impl ScriptedModel {
         let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(state.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind scripted model");
         let port = listener.local_addr().expect("local addr").port();
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("scripted model", async move {
             let _ = axum::serve(listener, app).await;
         });
         ScriptedModel { state, port, task }

@@ -78,7 +78,7 @@ impl FixtureSite {
         let state = SiteState { port, log: Arc::new(Mutex::new(Vec::new())) };
         let app = router(state.clone());
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("fixture site", async move {
             let shutdown = async {
                 // Either an explicit signal or the sender being dropped means "stop".
                 let _ = shutdown_rx.await;

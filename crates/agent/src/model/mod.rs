@@ -2,7 +2,7 @@
 //! calls `done`. Browser errors go back to the model so it can recover; the task fails with them only
 //! when the model gives up, keeps failing, or keeps repeating itself (`loops`).
 
-mod actions;
+pub(crate) mod actions;
 pub(crate) mod answer;
 mod budget;
 pub(crate) mod execute;

@@ -21,8 +21,6 @@ mod usage;
 mod webhooks;
 mod whep;
 
-pub use cdp::CdpConnections;
-
 use crate::error::ErrorResponse;
 use crate::openapi::{ApiDoc, SecurityAndLimits};
 use crate::state::AppState;
