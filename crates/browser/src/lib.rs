@@ -20,6 +20,7 @@ mod memory;
 mod navigation;
 mod orphans;
 mod page;
+mod pictures;
 mod ping;
 mod pipe;
 mod pool;
