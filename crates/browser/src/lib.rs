@@ -20,6 +20,7 @@ mod memory;
 mod navigation;
 mod orphans;
 mod page;
+mod pictures;
 mod pipe;
 mod pool;
 mod process;

@@ -1,6 +1,7 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
 pub mod account;
+pub mod canvas;
 pub mod challenges;
 mod dynamic;
 pub mod files;
@@ -174,6 +175,7 @@ fn router(state: SiteState) -> Router {
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))
+        .route("/canvas", get(canvas::canvas))
         .route("/search", get(search::search))
         .route("/whep-player", get(whep_player::whep_player))
         .route("/identity", get(identity::identity))

@@ -176,7 +176,7 @@ pub struct ServeConfig {
     /// First retry backoff (ms), doubled each retry.
     #[arg(long, env = "WEBPILOT_LLM_BACKOFF_MS", default_value_t = 1_000)]
     pub llm_backoff_ms: u64,
-    /// Send page screenshots to the model (it must accept images).
+    /// The model accepts images: a task's `vision` (default `auto`) may then send it page screenshots.
     #[arg(long, env = "WEBPILOT_LLM_VISION", default_value_t = false, action = clap::ArgAction::Set)]
     pub llm_vision: bool,
     /// Record sessions that do not say otherwise (their `recording` parameter): video and timeline

@@ -185,6 +185,18 @@ pub struct SessionOptions {
     output_schema: Option<Value>,
     /// The taskId of an earlier task to replay (docs/api.md).
     replay_of: Option<String>,
+    /// When the model sees a screenshot of the page beside the text (docs/agent.md, "Vision"): `auto`
+    /// (the default) when it helps, `on` every turn, `off` never. A model the operator did not declare
+    /// image-capable (`--llm-vision`) gets none either way.
+    vision: Option<Vision>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Vision {
+    Off,
+    Auto,
+    On,
 }
 
 #[derive(Deserialize, ToSchema)]

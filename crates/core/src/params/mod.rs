@@ -8,6 +8,7 @@ use crate::fields::{invalid_params, missing, out_of_bounds};
 use crate::output::OutputSchema;
 use crate::policy::normalize_domain;
 use crate::secrets::Secrets;
+use crate::vision::VisionMode;
 use serde_json::Value;
 
 /// Default and maximum session / task duration (ms).
@@ -61,6 +62,8 @@ pub struct TaskLimits {
     pub output_schema: Option<OutputSchema>,
     /// An earlier task of the same user to replay without the model (a task's own).
     pub replay_of: Option<String>,
+    /// When the model sees a screenshot of the page (`vision`; docs/agent.md).
+    pub vision: VisionMode,
 }
 
 impl Default for TaskLimits {
@@ -74,6 +77,7 @@ impl Default for TaskLimits {
             secrets: Secrets::default(),
             output_schema: None,
             replay_of: None,
+            vision: VisionMode::default(),
         }
     }
 }
@@ -117,6 +121,7 @@ impl TaskLimits {
             secrets,
             output_schema,
             replay_of,
+            vision: VisionMode::read(f)?.unwrap_or(base.vision),
         })
     }
 }

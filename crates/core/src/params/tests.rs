@@ -106,3 +106,24 @@ fn a_session_id_is_read_without_surrounding_whitespace() {
     let parsed = SendMessage::parse(&json!({"sessionId": " ses_a\n", "message": {}})).unwrap();
     assert_eq!(parsed.session_id, "ses_a");
 }
+
+#[test]
+fn vision_is_read_for_sessions_and_inherited_by_tasks() {
+    use crate::vision::VisionMode;
+    let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+    assert_eq!(parse(json!({})).unwrap().limits.vision, VisionMode::Auto);
+    let session = parse(json!({"vision": "on"})).unwrap().limits;
+    assert_eq!(session.vision, VisionMode::On);
+    assert_eq!(code(parse(json!({"vision": "sometimes"}))), ErrorCode::InvalidParams);
+    let task = |v| Message::parse(&v, &session);
+    let base = json!({"actionType": "newTask", "newState": "start", "taskDetails": "x"});
+    let Ok(Message::NewTask(t)) = task(base.clone()) else { panic!("a task") };
+    assert_eq!(t.limits.vision, VisionMode::On, "inherited from the session");
+    let mut own = base.clone();
+    own["vision"] = json!("off");
+    let Ok(Message::NewTask(t)) = task(own) else { panic!("a task") };
+    assert_eq!(t.limits.vision, VisionMode::Off);
+    let mut bad = base;
+    bad["vision"] = json!(false);
+    assert_eq!(code(task(bad)), ErrorCode::InvalidParams);
+}

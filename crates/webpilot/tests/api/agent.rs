@@ -339,7 +339,8 @@ async fn the_model_selects_an_option_and_sees_a_screenshot_when_it_takes_images(
         Reply::done("Pro selected."),
     ]);
     let key = app.key().await;
-    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "choose the pro plan" })).await;
+    let body = json!({ "taskDetails": "choose the pro plan", "vision": "on" });
+    let r = app.post("/start/run-task", &key, body).await;
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let reqs = model.requests();
     assert!(last_observation(&reqs[1]).contains("options: Basic | Pro | Team"), "{}", last_observation(&reqs[1]));

@@ -62,6 +62,7 @@ mod socket_security;
 mod states;
 mod usage;
 mod validation;
+mod vision;
 mod webhook_fairness;
 mod webhooks;
 mod whep;

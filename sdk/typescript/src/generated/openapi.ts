@@ -1485,6 +1485,7 @@ export interface components {
             } | null;
             /** @description An absolute http or https URL; a blank page when absent or null. */
             startingUrl?: string | null;
+            vision?: components["schemas"]["Vision"] | null;
         };
         /** @description Body of start-session. */
         SessionStarted: {
@@ -1813,6 +1814,8 @@ export interface components {
             sessionId?: string | null;
             taskId?: string | null;
         };
+        /** @enum {string} */
+        Vision: "off" | "auto" | "on";
         WebhookCreated: components["schemas"]["WebhookView"] & {
             /** @description Shown once: the `whsec_…` secret that signs every delivery. */
             secret: string;
