@@ -163,13 +163,25 @@ async fn the_session_list_shows_only_the_callers_live_sessions_and_the_console_f
     assert_eq!(page.status(), 200);
     assert!(page.headers()["content-security-policy"].to_str().unwrap_or_default().contains("script-src 'self'"));
     assert!(page.text().await.unwrap_or_default().contains("/console/console.js"));
-    for (file, kind) in
-        [("console.js", "text/javascript"), ("console.css", "text/css"), ("socket.io.min.js", "text/javascript")]
-    {
+    for (file, kind) in [("console.css", "text/css"), ("socket.io.min.js", "text/javascript")] {
         let r = app.client.get(format!("{}/console/{file}", app.base)).send().await.expect("GET");
         assert_eq!(r.status(), 200, "{file}");
         assert!(r.headers()["content-type"].to_str().unwrap_or_default().starts_with(kind), "{file}");
     }
+    // The entry module and every module it imports, followed through their `from './x.js'` lines.
+    let (mut todo, mut seen) = (vec!["console.js".to_owned()], Vec::<String>::new());
+    while let Some(file) = todo.pop() {
+        if seen.contains(&file) {
+            continue;
+        }
+        let r = app.client.get(format!("{}/console/{file}", app.base)).send().await.expect("GET");
+        assert_eq!(r.status(), 200, "{file}");
+        assert!(r.headers()["content-type"].to_str().unwrap_or_default().starts_with("text/javascript"), "{file}");
+        let body = r.text().await.unwrap_or_default();
+        todo.extend(body.split("from './").skip(1).filter_map(|rest| rest.split('\'').next()).map(str::to_owned));
+        seen.push(file);
+    }
+    assert!(seen.len() > 5, "the console's modules: {seen:?}");
     app.get("/console/nothing.js").await.assert_error(404, "NOT_FOUND");
     app.stop().await;
 }
