@@ -19,3 +19,18 @@ export async function api(method, path, body) {
   }
   return json;
 }
+
+/** GETs a file with the key (a link cannot send it); throws like `api` on a refusal. */
+export async function apiBlob(path) {
+  const resp = await fetch(path, { headers: { Authorization: `Bearer ${key()}` } });
+  if (!resp.ok) {
+    const json = await resp.json().catch(() => ({}));
+    const error = new Error(`${resp.status} ${json.code || ''}: ${json.message || ''}`);
+    error.status = resp.status;
+    throw error;
+  }
+  return resp.blob();
+}
+
+/** A path segment from a value (ids and names go into paths escaped). */
+export const seg = (value) => encodeURIComponent(String(value));

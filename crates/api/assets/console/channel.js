@@ -1,7 +1,8 @@
 // The watched session's Socket.IO channel: its events, its end, and the commands sent over it.
 import { api } from './api.js';
-import { refresh, render } from './sessions.js';
+import { note, refresh, render } from './sessions.js';
 import { setTakeover } from './takeover.js';
+import { taskEvent, taskSent } from './tasks.js';
 import { $, state, status, log, describe } from './ui.js';
 
 export function connect(session) {
@@ -28,7 +29,11 @@ export function connect(session) {
   });
   socket.on('message', (event) => {
     log(event.type, describe(event));
-    if (event.type === 'guardrail_trigger') askGuardrail(event.data && event.data.value);
+    taskEvent(event);
+    if (event.type === 'action' && event.data && event.data.url) note(session.sessionId, { url: event.data.url });
+    if (event.type === 'guardrail_trigger') askGuardrail(event.data || {});
+    // A finished task may have moved the page: the list shows its title and URL again.
+    if (event.type === 'task_completed' || event.type === 'error') refresh();
   });
   socket.on('end_session', (e) => { ended((e && e.reason) || 'unknown reason'); refresh(); });
   socket.on('instance:disconnected', () => log('instance:disconnected', 'waiting for the browser to come back'));
@@ -73,15 +78,26 @@ export async function sendTask(event) {
   $('task').value = '';
   const answer = await send({ actionType: 'newTask', newState: 'start', taskDetails });
   if (!answer || answer.success === false) log('task refused', answer ? `${answer.code}: ${answer.message}` : 'no answer');
+  else if (answer.taskId) taskSent(taskDetails, answer);
 }
+
+const STATE_AFTER = { pause: 'paused', resume: 'running', stop: 'idle' };
 
 export async function sendState(newState) {
   const answer = await send({ actionType: 'state', newState });
-  if (answer && answer.success !== false) log('state', newState);
+  if (answer && answer.success !== false) {
+    log('state', newState);
+    if (STATE_AFTER[newState] && state.session) state.states.set(state.session.sessionId, STATE_AFTER[newState]);
+  }
 }
 
-function askGuardrail(question) {
-  $('guardrail-question').textContent = question || '';
+/** Shows the agent's question (or a human check waiting for a person) above the video. */
+function askGuardrail({ type, value }) {
+  const check = type === 'human_verification_needed';
+  $('guardrail-kind').textContent = check ? 'A human check waits for you:' : 'The agent asks:';
+  $('guardrail-help').hidden = !check;
+  $('guardrail-question').textContent = value || '';
+  $('guardrail').dataset.kind = type || '';
   $('guardrail').hidden = false;
   $('guardrail-answer').focus();
 }

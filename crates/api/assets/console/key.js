@@ -35,6 +35,7 @@ export function forgetKey() {
   leave();
   $('sessions').replaceChildren();
   $('recordings').replaceChildren();
+  for (const id of ['usage', 'files', 'profiles', 'webhooks', 'deliveries', 'webhook-secret']) $(id).replaceChildren();
   $('player').hidden = true;
   $('recording').removeAttribute('src');
   state.session = null;

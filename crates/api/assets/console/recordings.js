@@ -1,7 +1,8 @@
 // Recordings: the list, and the player whose video and timeline stay in step.
 import { api, key } from './api.js';
 import { refuseKey } from './key.js';
-import { $, state, status, describe, button } from './ui.js';
+import { knownSessions } from './sessions.js';
+import { $, state, status, describe, button, el, ago, copy } from './ui.js';
 
 export async function refreshRecordings() {
   if (!key()) return;
@@ -10,14 +11,21 @@ export async function refreshRecordings() {
     const list = $('recordings');
     list.replaceChildren();
     for (const r of recordings) {
-      const li = document.createElement('li');
-      li.textContent = `${r.sessionId.slice(0, 14)} ${r.status}`;
+      const started = Date.parse(r.startedAt);
+      if (!Number.isNaN(started)) state.recordedAt.set(r.sessionId, started);
+      const li = el('li', '', 'recording');
       li.title = `${r.sessionId}, started ${r.startedAt}`;
+      const what = el('div', '', 'what');
+      const length = r.durationMs ? ` · ${(r.durationMs / 1000).toFixed(0)} s` : '';
+      what.append(el('span', r.sessionId.slice(0, 14), 'id'),
+        el('span', `${Number.isNaN(started) ? '' : ago(started)}${length} · ${r.status}`, 'meta'));
       const play = button('Play', () => playRecording(r));
       play.disabled = r.status === 'recording';
-      li.appendChild(play);
+      li.append(what, play);
       list.appendChild(li);
     }
+    if (!recordings.length) list.append(el('li', 'None yet: start a session with "Record it".', 'empty'));
+    knownSessions(recordings.map((r) => r.sessionId));
   } catch (e) {
     if (e.status === 401) refuseKey();
     else status(`could not list recordings: ${e.message}`);
@@ -42,6 +50,10 @@ async function playRecording(r) {
     const link = await api('POST', `/recordings/${encodeURIComponent(r.sessionId)}/share`, { ttlSeconds: 3600 });
     const video = $('recording');
     video.src = link.videoURL;
+    state.shareLink = link.videoURL;
+    $('download').href = link.videoURL;
+    $('download').download = `${r.sessionId}.webm`;
+    $('share-url').value = '';
     $('playing').textContent = r.sessionId;
     $('player').hidden = false;
     $('player').scrollIntoView({ block: 'start' });
@@ -52,7 +64,8 @@ async function playRecording(r) {
     for (const entry of events) {
       const li = document.createElement('li');
       li.dataset.t = String(entry.t);
-      li.textContent = timelineText(entry);
+      // A button inside, so the keyboard reaches every moment too.
+      li.append(el('button', timelineText(entry)));
       li.addEventListener('click', () => { state.pinned = li; video.currentTime = entry.t / 1000; });
       list.appendChild(li);
     }
@@ -77,4 +90,10 @@ export function wireRecordings() {
   $('refresh-recordings').addEventListener('click', refreshRecordings);
   $('recording').addEventListener('timeupdate', followPlayhead);
   $('recording').addEventListener('seeked', followPlayhead);
+  $('share').addEventListener('click', () => {
+    if (!state.shareLink) return;
+    $('share-url').value = state.shareLink;
+    $('share-url').select();
+    copy(state.shareLink, 'share link');
+  });
 }

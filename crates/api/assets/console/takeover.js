@@ -11,6 +11,7 @@ export function setTakeover(on, tell = true) {
   if (on && (!state.session || state.ended)) return;
   $('takeover').setAttribute('aria-pressed', String(on));
   $('takeover').textContent = on ? 'Release control' : 'Take over';
+  $('guardrail-takeover').textContent = $('takeover').textContent;
   $('screen').classList.toggle('takeover', on);
   if (tell && state.socket) interact({ type: on ? 'takeOverControl' : 'releaseControl' });
   if (on) $('screen').focus();
@@ -71,6 +72,7 @@ function onPaste(event) {
 /** Arms the video element for take-over input. */
 export function wireTakeover() {
   $('takeover').addEventListener('click', () => setTakeover(!state.takeover));
+  $('guardrail-takeover').addEventListener('click', () => setTakeover(!state.takeover));
   const screen = $('screen');
   screen.addEventListener('click', onClick);
   screen.addEventListener('dblclick', onDoubleClick);

@@ -3,7 +3,9 @@ export const $ = (id) => document.getElementById(id);
 
 /** The watched session and its channel, video and take-over; owned here, changed by the session modules. */
 export const state = { session: null, socket: null, pc: null, whepResource: null, takeover: false,
-  typed: '', typeTimer: null, clickTimer: null, pinned: null, ended: null, connected: false };
+  typed: '', typeTimer: null, clickTimer: null, pinned: null, ended: null, connected: false,
+  // Per session id: its state as this tab last saw it, its tasks, and when it was recorded from.
+  states: new Map(), tasks: new Map(), recordedAt: new Map(), known: new Set() };
 
 export function status(text) { $('status').textContent = text; }
 
@@ -45,4 +47,47 @@ export function describe(event) {
     case 'error': return `${event.code}: ${event.error}`;
     default: return JSON.stringify(event);
   }
+}
+
+/** "3 min ago" for a time in ms since the epoch. */
+export function ago(ms) {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+/** US dollars, to the cent below a dollar's hundredth shown as such. */
+export function money(usd) {
+  const n = Number(usd) || 0;
+  return n !== 0 && Math.abs(n) < 0.01 ? `$${n.toFixed(4)}` : `$${n.toFixed(2)}`;
+}
+
+export function bytes(n) {
+  const v = Number(n) || 0;
+  if (v < 1024) return `${v} B`;
+  if (v < 1024 * 1024) return `${(v / 1024).toFixed(1)} KB`;
+  return `${(v / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Copies text to the clipboard; where the page may not (plain http to another host), shows it instead. */
+export async function copy(text, what) {
+  try {
+    await navigator.clipboard.writeText(text);
+    status(`${what} copied`);
+  } catch {
+    status(`${what}: ${text}`);
+  }
+}
+
+/** Saves a blob as a file the browser downloads. */
+export function saveBlob(blob, name) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 60000);
 }

@@ -23,6 +23,9 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("video.js", include_str!("../../assets/console/video.js"), JS),
     ("takeover.js", include_str!("../../assets/console/takeover.js"), JS),
     ("recordings.js", include_str!("../../assets/console/recordings.js"), JS),
+    ("tasks.js", include_str!("../../assets/console/tasks.js"), JS),
+    ("account.js", include_str!("../../assets/console/account.js"), JS),
+    ("webhooks.js", include_str!("../../assets/console/webhooks.js"), JS),
     ("console.css", include_str!("../../assets/console/console.css"), "text/css; charset=utf-8"),
     ("socket.io.min.js", include_str!("../../assets/console/socket.io.min.js"), JS),
 ];
