@@ -1,5 +1,6 @@
 // The watched session's Socket.IO channel: its events, its end, and the commands sent over it.
 import { api } from './api.js';
+import { refreshRecordings } from './recordings.js';
 import { note, refresh, render } from './sessions.js';
 import { setTakeover } from './takeover.js';
 import { taskEvent, taskSent } from './tasks.js';
@@ -35,7 +36,7 @@ export function connect(session) {
     // A finished task may have moved the page: the list shows its title and URL again.
     if (event.type === 'task_completed' || event.type === 'error') refresh();
   });
-  socket.on('end_session', (e) => { ended((e && e.reason) || 'unknown reason'); refresh(); });
+  socket.on('end_session', (e) => { ended((e && e.reason) || 'unknown reason'); refresh(); refreshRecordings(); });
   socket.on('instance:disconnected', () => log('instance:disconnected', 'waiting for the browser to come back'));
   socket.on('instance:reconnected', () => log('instance:reconnected', ''));
 }

@@ -68,7 +68,8 @@ export function bytes(n) {
   const v = Number(n) || 0;
   if (v < 1024) return `${v} B`;
   if (v < 1024 * 1024) return `${(v / 1024).toFixed(1)} KB`;
-  return `${(v / 1024 / 1024).toFixed(1)} MB`;
+  if (v < 1024 ** 3) return `${(v / 1024 ** 2).toFixed(1)} MB`;
+  return `${(v / 1024 ** 3).toFixed(1)} GB`;
 }
 
 /** Copies text to the clipboard; where the page may not (plain http to another host), shows it instead. */

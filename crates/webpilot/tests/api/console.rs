@@ -303,7 +303,7 @@ async fn the_console_fits_a_laptop_a_desktop_and_a_phone_and_shows_its_states() 
 }
 
 #[tokio::test]
-async fn the_console_lists_titles_starts_with_options_shows_task_history_and_runs_the_account_page() {
+async fn the_console_lists_sessions_starts_with_options_shows_task_history_and_runs_the_account_page() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
     // A live session on a blue page, with a file in its area, for the list and the files page.

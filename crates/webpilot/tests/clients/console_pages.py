@@ -65,7 +65,12 @@ def sessions_page(page, site, live, seen):
                            timeout=30_000)
     sid = page.text_content("#current")
     check(sid and sid != live, f"a new session watched: {sid}")
-    wait_text(page, "#recordings li", "recording")
+    # The recording is listed once the service has made it: reload the list as a person would.
+    for _ in range(100):
+        if page.locator(f"#recordings li[title^='{sid}']:has-text('recording')").count():
+            break
+        page.click("#refresh-recordings")
+        page.wait_for_timeout(200)
     check(page.locator(f"#recordings li[title^='{sid}']").count() == 1, "the new session is being recorded")
     # Listed with its page's URL, its age and state.
     mine = f"#sessions li[data-id='{sid}']"
@@ -78,6 +83,8 @@ def sessions_page(page, site, live, seen):
     page.fill("#task", "report the title")
     page.click("#send-task")
     page.wait_for_selector("#tasks li[data-status='complete'] .answer", timeout=30_000)
+    # The cost comes with the finished task's poll, just after its event.
+    wait_text(page, "#tasks li .meta", "$")
     wait_text(page, "#tasks li .meta", " s")
     task = page.locator("#tasks li").first
     seen["task"] = [task.locator(".task-text").text_content(), task.locator(".meta").text_content(),
