@@ -185,6 +185,16 @@ pub struct SessionOptions {
     output_schema: Option<Value>,
     /// The taskId of an earlier task to replay (docs/api.md).
     replay_of: Option<String>,
+    /// The action cache (docs/agent.md): `auto` (the default) replays this user's earlier run of the same
+    /// task without the model, and records a successful model run; `off` does neither.
+    cache: Option<CacheMode>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    Auto,
+    Off,
 }
 
 #[derive(Deserialize, ToSchema)]

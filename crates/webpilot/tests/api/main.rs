@@ -5,6 +5,7 @@ mod clients;
 mod helpers;
 mod sio;
 
+mod action_cache;
 mod agent;
 mod agent_answers;
 mod auth;
