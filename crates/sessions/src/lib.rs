@@ -5,6 +5,7 @@
 mod accounts;
 mod actor;
 mod admission;
+mod cache;
 mod config;
 pub mod devtools;
 mod files;

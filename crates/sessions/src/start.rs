@@ -185,7 +185,18 @@ impl SessionManager {
         };
         // Before the task can type one: the live view masks them from its first frame on.
         add_shown_secrets(&handle.shown_secrets, &task.limits.secrets);
-        let start = TaskStart { task, context, hold, replay };
+        // The action cache serves model runs that replay nothing (docs/agent.md).
+        let cache: Option<Arc<dyn webpilot_agent::cache::ActionCache>> = (self.shared.agent.uses_model()
+            && replay.is_none()
+            && task.limits.cache == webpilot_core::params::CacheMode::Auto)
+            .then(|| {
+                Arc::new(crate::cache::StoredCache {
+                    store: self.shared.store.clone(),
+                    user: handle.user_id.clone(),
+                    ttl: self.shared.config.cache_ttl,
+                }) as Arc<dyn webpilot_agent::cache::ActionCache>
+            });
+        let start = TaskStart { task, context, hold, replay, cache };
         let live = self.ask(handle, |reply| Command::NewTask { start: Box::new(start), reply }).await?;
         Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
     }

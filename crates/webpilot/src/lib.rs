@@ -262,6 +262,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             profiles,
             human_checks,
             proxies: Arc::new(proxies),
+            cache_ttl: Duration::from_secs(serve.cache_ttl_days * 86_400),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -331,6 +332,11 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         tracing::warn!(recordings = settled, "recordings cut off by an unexpected stop were marked failed");
     }
     manager.add_record_hook(recorders.hook());
+    match store.cache_purge_expired().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(entries = n, "expired action cache entries were removed"),
+        Err(e) => tracing::warn!(error = %e, "removing expired action cache entries failed"),
+    }
     recorders.purge_every(Duration::from_secs(serve.recording_retention_days * 86_400), &tasks.background);
     let mut whep_config = WhepConfig::default();
     if let Some(ip) = serve.webrtc_ip {

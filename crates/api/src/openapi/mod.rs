@@ -39,6 +39,7 @@ pub const RECORDINGS: &str = "recordings";
 pub const DEVTOOLS: &str = "devtools";
 pub const PROFILES: &str = "profiles";
 pub const BILLING: &str = "billing";
+pub const CACHE: &str = "cache";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -82,6 +83,7 @@ pub const BILLING: &str = "billing";
         (name = protocols::PROTOCOLS, description = "MCP, Prometheus metrics and the web console"),
         (name = PROFILES, description = "Saved storage states (cookies, localStorage, IndexedDB) to start sessions from"),
         (name = BILLING, description = "The caller's balance and charges"),
+        (name = CACHE, description = "The caller's action cache: runs replayed without the model (docs/agent.md)"),
         (name = DEVTOOLS, description = "A session's DevTools endpoint for Playwright, Puppeteer and CDP clients (docs/cdp.md)"),
     )
 )]

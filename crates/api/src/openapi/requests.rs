@@ -189,6 +189,9 @@ pub struct SessionOptions {
     /// (the default) when it helps, `on` every turn, `off` never. A model the operator did not declare
     /// image-capable (`--llm-vision`) gets none either way.
     vision: Option<Vision>,
+    /// The action cache (docs/agent.md): `auto` (the default) replays this user's earlier run of the same
+    /// task without the model, and records a successful model run; `off` does neither.
+    cache: Option<CacheMode>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -197,6 +200,13 @@ pub enum Vision {
     Off,
     Auto,
     On,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    Auto,
+    Off,
 }
 
 #[derive(Deserialize, ToSchema)]

@@ -127,3 +127,26 @@ fn vision_is_read_for_sessions_and_inherited_by_tasks() {
     bad["vision"] = json!(false);
     assert_eq!(code(task(bad)), ErrorCode::InvalidParams);
 }
+
+#[test]
+fn cache_is_auto_or_off_and_a_session_value_is_its_tasks_default() {
+    let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+    assert_eq!(parse(json!({})).unwrap().limits.cache, CacheMode::Auto);
+    assert_eq!(parse(json!({"cache": "auto"})).unwrap().limits.cache, CacheMode::Auto);
+    let off = parse(json!({"cache": "off"})).unwrap();
+    assert_eq!(off.limits.cache, CacheMode::Off);
+    for bad in [json!("on"), json!("OFF"), json!(""), json!(false), json!(1)] {
+        assert_eq!(code(parse(json!({ "cache": bad }))), ErrorCode::InvalidParams, "{bad}");
+    }
+    let task = |v: serde_json::Value, base: &TaskLimits| match Message::parse(&v, base).unwrap() {
+        Message::NewTask(t) => t.limits.cache,
+        other => panic!("{other:?}"),
+    };
+    let new = |extra: serde_json::Value| {
+        let mut m = json!({"actionType": "newTask", "newState": "start", "taskDetails": "x"});
+        m.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        m
+    };
+    assert_eq!(task(new(json!({})), &off.limits), CacheMode::Off, "inherited from the session");
+    assert_eq!(task(new(json!({"cache": "auto"})), &off.limits), CacheMode::Auto);
+}

@@ -6,6 +6,7 @@ mod doc_examples;
 mod helpers;
 mod sio;
 
+mod action_cache;
 mod agent;
 mod agent_answers;
 mod auth;
