@@ -195,7 +195,7 @@ mod tests {
     async fn a_guardrail_is_answered() {
         let c = control();
         let asker = c.clone();
-        let task = tokio::spawn(async move { asker.ask_human("which plan?").await });
+        let task = webpilot_tasks::spawn_owned("test guardrail", async move { asker.ask_human("which plan?").await });
         c.guardrail_asked().await;
         assert_eq!(c.pending_guardrail().unwrap().value, "which plan?");
         assert!(c.answer("pro".into()));

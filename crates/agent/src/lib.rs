@@ -4,6 +4,7 @@
 //! with a chat model; the offline planner, which follows explicit step-by-step English instructions, is
 //! the agent used when no model is configured.
 
+pub mod cache;
 pub mod checks;
 mod control;
 mod meter;

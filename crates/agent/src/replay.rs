@@ -9,6 +9,7 @@ use crate::model::Action;
 use crate::trace::{Locator, TraceStep};
 use crate::{Agent, AgentContext, AgentError, AgentTask};
 use serde_json::{json, Value};
+
 use webpilot_browser::PageSnapshot;
 use webpilot_core::ErrorCode;
 
@@ -102,6 +103,67 @@ async fn replay_step(ctx: &AgentContext, step: &TraceStep) -> Result<Option<Outc
     }
 }
 
+/// How following a trace ended.
+pub(crate) enum Followed {
+    /// The trace's final step answered the task.
+    Done(String),
+    /// Step `at` (from 1) could not be replayed, for the reason given; the steps before it were.
+    Stopped { at: usize, why: String },
+}
+
+/// Follows `steps` on the page, checking each step's target before acting. `answer_from_cache` says
+/// whether the trace's own final answer may stand (else the replay stops at its `done`, so the answer
+/// is read from the page again).
+pub(crate) async fn follow(
+    ctx: &AgentContext,
+    steps: &[TraceStep],
+    schema: Option<&webpilot_core::output::OutputSchema>,
+    answer_from_cache: bool,
+) -> Result<Followed, AgentError> {
+    let why = "the trace ended before the task was done".to_owned();
+    for (i, step) in steps.iter().enumerate() {
+        ctx.control.checkpoint().await?;
+        if let Some(note) = crate::checks::before_step(ctx).await? {
+            ctx.events.agent(note);
+        }
+        ctx.control.checkpoint().await?;
+        if !answer_from_cache && matches!(step.action, Action::Done { .. }) {
+            return Ok(Followed::Stopped { at: i + 1, why: "the answer is read from the page again".into() });
+        }
+        match replay_step(ctx, step).await {
+            Ok(Some(Outcome::Done { message, success: true, output })) => {
+                match crate::model::answer::accept(schema, message, output) {
+                    Ok(message) => return Ok(Followed::Done(message)),
+                    Err(problem) => {
+                        return Ok(Followed::Stopped { at: i + 1, why: format!("step {}: {problem}", i + 1) })
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) => return Ok(Followed::Stopped { at: i + 1, why: format!("step {}: {e}", i + 1) }),
+        }
+    }
+    Ok(Followed::Stopped { at: steps.len() + 1, why })
+}
+
+/// What the model is told when it takes over a replay after `done` of `total` steps: where the browser
+/// is, and the steps already carried out (the run so far).
+pub(crate) fn handover_note(done: &[TraceStep], total: usize) -> String {
+    let mut note = format!(
+        "An earlier run of this task was replayed up to step {} of {total}; the browser is where it left off. \
+         Continue the task from here.",
+        done.len()
+    );
+    if !done.is_empty() {
+        note.push_str(" Steps carried out:");
+        for (i, step) in done.iter().enumerate() {
+            let target = step.target.as_ref().map(|t| format!(" {} {:?}", t.kind, t.name)).unwrap_or_default();
+            note.push_str(&format!("\n{}. {}{target}", i + 1, step.action.name()));
+        }
+    }
+    note
+}
+
 /// Replays `source` for `task`; hands over to `agent` when it uses a model, else fails at the first
 /// step that cannot be replayed.
 pub async fn run(
@@ -118,38 +180,18 @@ pub async fn run(
         tokens_saved: 0,
     };
     ctx.events.update(format!("replaying task {} ({} steps) without the model", source.task_id, source.steps.len()));
-    let schema = task.limits.output_schema.clone();
-    let mut stop_reason = "the trace ended before the task was done".to_owned();
-    for (i, step) in source.steps.iter().enumerate() {
-        if let Err(e) = ctx.control.checkpoint().await {
-            return (Err(e), report);
+    let stop_reason = match follow(ctx, &source.steps, task.limits.output_schema.as_ref(), true).await {
+        Err(e) => return (Err(e), report),
+        Ok(Followed::Done(message)) => {
+            report.replayed = source.steps.len();
+            report.tokens_saved = source.tokens.saturating_sub(used(ctx));
+            return (Ok(message), report);
         }
-        match crate::checks::before_step(ctx).await {
-            Ok(Some(note)) => ctx.events.agent(note),
-            Ok(None) => {}
-            Err(e) => return (Err(e), report),
+        Ok(Followed::Stopped { at, why }) => {
+            report.replayed = at.saturating_sub(1).min(source.steps.len());
+            why
         }
-        if let Err(e) = ctx.control.checkpoint().await {
-            return (Err(e), report);
-        }
-        match replay_step(ctx, step).await {
-            Ok(Some(Outcome::Done { message, success: true, output })) => {
-                match crate::model::answer::accept(schema.as_ref(), message, output) {
-                    Ok(message) => {
-                        report.replayed = i + 1;
-                        report.tokens_saved = source.tokens.saturating_sub(used(ctx));
-                        return (Ok(message), report);
-                    }
-                    Err(problem) => stop_reason = problem,
-                }
-            }
-            Ok(_) => report.replayed = i + 1,
-            Err(why) => {
-                stop_reason = format!("step {}: {why}", i + 1);
-                break;
-            }
-        }
-    }
+    };
     report.handed_over = Some((report.replayed + 1, stop_reason.clone()));
     if !agent.uses_model() {
         let e = AgentError::new(
@@ -160,14 +202,7 @@ pub async fn run(
     }
     ctx.events.update(format!("the replay stopped ({stop_reason}); the model takes over"));
     let mut task = task;
-    task.context.push((
-        "system".into(),
-        format!(
-            "An earlier run of this task was replayed up to step {} of {}; the browser is where it left off. \
-             Continue the task from here.",
-            report.replayed, report.steps
-        ),
-    ));
+    task.context.push(("system".into(), handover_note(&source.steps[..report.replayed], report.steps)));
     let result = agent.run(task, ctx.clone()).await;
     report.tokens_saved = source.tokens.saturating_sub(used(ctx));
     (result, report)

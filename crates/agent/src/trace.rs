@@ -3,7 +3,7 @@
 //! task can replay it without the model (`replay.rs`). Typed text is kept as the model wrote it: a
 //! secret stays `<secret:NAME>`.
 
-use crate::model::Action;
+use crate::model::actions::Action;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 

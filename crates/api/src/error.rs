@@ -28,7 +28,7 @@ macro_rules! coded_into_response {
     )*};
 }
 
-coded_into_response!(webpilot_store::StoreError, webpilot_browser::BrowserError);
+coded_into_response!(webpilot_store::StoreError, webpilot_sessions::devtools::DevtoolsError);
 
 /// The spec's error body `{success: false, message, code}`.
 #[derive(Serialize, ToSchema)]

@@ -6,10 +6,12 @@ mod body;
 mod calls;
 mod capability;
 mod cdp_forward;
+mod connections;
 mod error;
 mod forward;
 pub mod metrics;
 pub mod openapi;
+mod path;
 mod query;
 mod ratelimit;
 mod routes;
@@ -19,9 +21,10 @@ mod stream_token;
 mod views;
 
 pub use capability::SocketKey;
+pub use connections::mcp::McpLimits;
+pub use connections::sockets::SocketRegistry;
 pub use ratelimit::RateLimiter;
-pub use socket::SocketRegistry;
-pub use state::{ApiConfig, AppState, McpLimits};
+pub use state::{ApiConfig, AppState};
 pub use stream_token::{Scope, StreamKey};
 
 /// Builds the router with every endpoint of the REST contract and the Socket.IO channel.

@@ -1,7 +1,10 @@
-//! What every handler shares.
+//! What every handler shares. It sits below the handlers: the registries it holds live in
+//! `connections/`, each owned by its channel, and none of them reaches back into a route.
 
-use crate::ratelimit::RateLimiter;
-use crate::socket::SocketRegistry;
+use crate::connections::devtools::CdpConnections;
+use crate::connections::mcp::McpLimits;
+use crate::connections::sockets::SocketRegistry;
+use crate::ratelimit::limiter::RateLimiter;
 use crate::stream_token::StreamKey;
 use std::sync::Arc;
 use webpilot_liveview::{LiveView, WhepViewers};
@@ -30,18 +33,6 @@ pub struct ApiConfig {
     pub blobs: Option<webpilot_blobs::Blobs>,
 }
 
-/// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,
-/// `--mcp-idle-timeout-ms`).
-#[derive(Debug, Clone)]
-pub struct McpLimits {
-    /// Sessions one user may hold on this node.
-    pub per_user: usize,
-    /// Sessions this node holds for all users together.
-    pub total: usize,
-    /// A session with no message for this long ends.
-    pub idle: std::time::Duration,
-}
-
 #[derive(Clone)]
 pub struct AppState {
     pub manager: SessionManager,
@@ -57,7 +48,7 @@ pub struct AppState {
     /// Signs and checks the live-view URLs' tokens.
     pub stream_key: Arc<StreamKey>,
     /// Open DevTools connections per session (`/cdp/{id}`).
-    pub cdp: Arc<crate::routes::CdpConnections>,
+    pub cdp: Arc<CdpConnections>,
     /// Renders `/metrics` (none when metrics are off).
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
     /// The link to Redis when nodes share one (`--redis-url`).

@@ -122,7 +122,7 @@ pub(crate) async fn open(
         unclaimed: Unclaimed::default(),
         tx,
     };
-    let watcher = tokio::spawn(watch.run(began, progress));
+    let watcher = webpilot_tasks::spawn_owned("download watcher", watch.run(began, progress));
     let mut allow = SetDownloadBehaviorParams::new(SetDownloadBehaviorBehavior::AllowAndName);
     allow.browser_context_id = Some(context.clone());
     allow.download_path = Some(dir.path().display().to_string());

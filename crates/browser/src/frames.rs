@@ -50,14 +50,14 @@ pub(crate) async fn ws_channels(
     let (mut sink, mut stream) = ws.split();
     let (out, mut rx) = mpsc::unbounded_channel::<String>();
     let (answers_tx, answers) = mpsc::unbounded_channel::<String>();
-    let writer = tokio::spawn(async move {
+    let writer = webpilot_tasks::spawn_owned("frame writer", async move {
         while let Some(text) = rx.recv().await {
             if sink.send(Message::text(text)).await.is_err() {
                 break;
             }
         }
     });
-    let reader = tokio::spawn(async move {
+    let reader = webpilot_tasks::spawn_owned("frame reader", async move {
         while let Some(Ok(msg)) = stream.next().await {
             let Message::Text(text) = msg else { continue };
             if answers_tx.send(text.as_str().to_owned()).is_err() {
@@ -82,7 +82,7 @@ impl FrameClient {
     pub fn over(out: mpsc::UnboundedSender<String>, mut answers: mpsc::UnboundedReceiver<String>) -> FrameClient {
         let pending: Pending = Arc::default();
         let waiting = pending.clone();
-        let reader = tokio::spawn(async move {
+        let reader = webpilot_tasks::spawn_owned("frame answers", async move {
             while let Some(text) = answers.recv().await {
                 let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
                 let Some(id) = v.get("id").and_then(Value::as_u64) else { continue };

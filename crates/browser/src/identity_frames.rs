@@ -47,7 +47,7 @@ impl FrameIdentity {
         let pending: Pending = Arc::default();
         let next = Arc::new(AtomicU64::new(1));
         let reader = read(answers, out.clone(), pending.clone(), next.clone(), Arc::new(overrides));
-        tasks.push(AbortOnDropHandle::new(tokio::spawn(reader)));
+        tasks.push(webpilot_tasks::spawn_abort_on_drop("frame identity reader", reader));
         Ok(FrameIdentity { out, pending, next, _tasks: tasks })
     }
 

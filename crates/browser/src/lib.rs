@@ -20,7 +20,7 @@ mod memory;
 mod navigation;
 mod orphans;
 mod page;
-mod ping;
+mod pictures;
 mod pipe;
 mod pool;
 mod process;

@@ -12,7 +12,7 @@ const EVERY: Duration = Duration::from_secs(1);
 
 /// Watches the renderers below `browser_pid` until aborted.
 pub(crate) fn watch(browser_pid: u32, cap_kib: u64) -> JoinHandle<()> {
-    tokio::spawn(async move {
+    webpilot_tasks::spawn_owned("renderer memory watch", async move {
         let mut tick = tokio::time::interval(EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

@@ -106,7 +106,10 @@ impl SessionPage {
             inner.opener.process.browser.event_listener::<EventTargetDestroyed>(),
         )
         .await?;
-        let watcher = tokio::spawn(crate::adopt::adopt_pages(Arc::downgrade(&inner), created, destroyed));
+        let watcher = webpilot_tasks::spawn_owned(
+            "tab adopter",
+            crate::adopt::adopt_pages(Arc::downgrade(&inner), created, destroyed),
+        );
         if let Ok(mut slot) = inner.popups.lock() {
             *slot = Some(AbortOnDropHandle::new(watcher));
         }

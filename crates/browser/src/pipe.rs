@@ -64,7 +64,7 @@ pub(crate) async fn start(to_browser: OwnedFd, from_browser: OwnedFd) -> std::io
     let path = format!("/devtools/browser/{token}");
     let url = format!("ws://127.0.0.1:{port}{path}");
     let (register, registrations) = mpsc::unbounded_channel();
-    let task = tokio::spawn(async move {
+    let task = webpilot_tasks::spawn_owned("devtools pipe", async move {
         let Some(ws) = accept_one(listener, path).await else { return };
         relay(ws, reader, writer, registrations).await;
         tracing::debug!("the DevTools pipe bridge ended");
@@ -132,7 +132,8 @@ async fn relay(
 ) {
     let (ws_tx, ws_rx) = ws.split();
     let router = Arc::new(Mutex::new(Router::default()));
-    let mut writing = tokio::spawn(write_commands(ws_rx, writer, registrations, router.clone()));
+    let mut writing =
+        webpilot_tasks::spawn_owned("pipe writer", write_commands(ws_rx, writer, registrations, router.clone()));
     tokio::select! {
         mut ws_tx = read_messages(reader, ws_tx, router) => {
             writing.abort();

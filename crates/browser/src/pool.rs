@@ -10,12 +10,14 @@ use crate::lease::{BrowserLease, ContextGuard, Replacement};
 use crate::page::SessionPage;
 use crate::process::BrowserProcess;
 use crate::tabs::TabOpener;
-use crate::warm::{refill_loop, Waiting, WarmPool};
+use crate::warm::{Waiting, Warm, WarmPool};
 use crate::DomainPolicy;
 use chromiumoxide::cdp::browser_protocol::target::{CreateBrowserContextParams, CreateTargetParams};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use tokio::sync::{Mutex, Semaphore};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+use tokio::sync::{Mutex, Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use webpilot_egress::{EgressProxy, ProxyListen};
 
@@ -139,7 +141,10 @@ impl BrowserPool {
             return;
         }
         let warm = &self.inner.warm;
-        tokio::spawn(refill_loop(Arc::downgrade(&self.inner), warm.wake.clone(), warm.stop.clone()));
+        webpilot_tasks::spawn_owned(
+            "warm refill",
+            refill_loop(Arc::downgrade(&self.inner), warm.wake.clone(), warm.stop.clone()),
+        );
     }
 
     /// A fresh context and page without taking a slot: for a lease whose browser died (install it with
@@ -311,5 +316,61 @@ impl BrowserPool {
             }
         })
         .await;
+    }
+}
+
+/// Runs until the pool is dropped or stopped: tops the pool up whenever woken.
+pub(crate) async fn refill_loop(pool: Weak<PoolInner>, wake: Arc<Notify>, stop: CancellationToken) {
+    loop {
+        let woken = wake.notified();
+        tokio::pin!(woken);
+        woken.as_mut().enable();
+        let failed = match pool.upgrade() {
+            Some(inner) => top_up(BrowserPool { inner }).await,
+            None => return,
+        };
+        if failed {
+            // A browser that cannot start is not retried in a tight loop; the next wake or a few seconds.
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(Duration::from_secs(2)) => continue,
+            }
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = woken => {}
+        }
+    }
+}
+
+/// Prepares contexts one at a time until the target is met or no slot is free; true when one failed.
+async fn top_up(pool: BrowserPool) -> bool {
+    let target = pool.settings().warm_contexts;
+    loop {
+        let warm = &pool.inner.warm;
+        if warm.stop.is_cancelled() || warm.ready() + warm.preparing.load(Ordering::SeqCst) >= target {
+            return false;
+        }
+        let Ok(permit) = pool.inner.permits.clone().try_acquire_owned() else { return false };
+        warm.preparing.fetch_add(1, Ordering::SeqCst);
+        let result = pool.replacement(DomainPolicy::default()).await;
+        let failed = match result {
+            Ok(replacement) if !warm.stop.is_cancelled() => {
+                warm.put(Warm { replacement, permit });
+                false
+            }
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "preparing a warm browser context failed");
+                true
+            }
+        };
+        // The context (or the freed slot) is in place before anyone waiting is told.
+        warm.preparing.fetch_sub(1, Ordering::SeqCst);
+        warm.settled.notify_waiters();
+        metrics::gauge!("webpilot_pool_warm").set(warm.ready() as f64);
+        if failed {
+            return true;
+        }
     }
 }

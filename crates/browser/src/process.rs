@@ -3,6 +3,11 @@
 //! (`remote.rs`); its DevTools handler driven by an owned task. The handler
 //! loop ends at its first error (a dead browser otherwise makes later calls hang, see crate-notes), which
 //! marks the process dead so the pool replaces (or reconnects) it.
+//!
+//! Responsiveness (`ping`): every process is pinged (`Browser.getVersion`) once a second; one that has
+//! not answered within a few seconds (stopped, hung, overloaded) is marked unresponsive until it answers again.
+//! Health reports it and new sessions are refused meanwhile, instead of being handed a browser that will
+//! not move.
 
 use crate::config::BrowserSettings;
 use crate::error::BrowserError;
@@ -11,7 +16,8 @@ use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::Browser;
 use futures::StreamExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
@@ -168,7 +174,7 @@ impl BrowserProcess {
     ) -> Arc<BrowserProcess> {
         let died = CancellationToken::new();
         let ended = died.clone().drop_guard();
-        let handler = tokio::spawn(async move {
+        let handler = webpilot_tasks::spawn_owned("devtools handler", async move {
             let _ended = ended;
             while let Some(event) = handler.next().await {
                 if let Err(e) = event {
@@ -182,7 +188,7 @@ impl BrowserProcess {
             browser,
             died,
             responsive: AtomicBool::new(true),
-            pinger: tokio::spawn(crate::ping::watch(me.clone())),
+            pinger: webpilot_tasks::spawn_owned("browser pinger", ping(me.clone())),
             contexts: AtomicUsize::new(0),
             pid,
             handler,
@@ -278,4 +284,25 @@ pub(crate) fn remove_profile(path: &std::path::Path, pids: &[u32]) -> bool {
     }
     tracing::warn!(path = %path.display(), "a browser profile directory could not be removed");
     false
+}
+
+/// Time between pings.
+const PERIOD: Duration = Duration::from_secs(1);
+/// Time a ping may take before the browser counts as unresponsive (long enough for a busy machine).
+const LIMIT: Duration = Duration::from_secs(5);
+
+/// Pings `process` until it is gone, keeping its responsive flag.
+async fn ping(process: Weak<BrowserProcess>) {
+    loop {
+        tokio::time::sleep(PERIOD).await;
+        let Some(p) = process.upgrade() else { return };
+        let answered = matches!(tokio::time::timeout(LIMIT, p.browser.version()).await, Ok(Ok(_)));
+        if p.responsive.swap(answered, Ordering::SeqCst) != answered {
+            if answered {
+                tracing::info!(pid = ?p.pid, "chromium answers again");
+            } else {
+                tracing::warn!(pid = ?p.pid, limit = ?LIMIT, "chromium does not answer; refusing new sessions on it");
+            }
+        }
+    }
 }

@@ -44,7 +44,7 @@ impl SessionPage {
     pub fn screencast(&self, quality: u8, pace: watch::Receiver<Duration>) -> mpsc::Receiver<PageFrame> {
         let (tx, rx) = mpsc::channel(2);
         let page = self.clone();
-        tokio::spawn(async move {
+        webpilot_tasks::spawn_owned("screencast", async move {
             let mut changes = page.tab_changes();
             loop {
                 changes.borrow_and_update();

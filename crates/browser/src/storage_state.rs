@@ -68,7 +68,7 @@ impl BrowserLease {
                 .await?;
         let log = OriginLog::default();
         let (writer, context) = (log.clone(), self.guard.context.clone());
-        let watch = tokio::spawn(async move {
+        let watch = webpilot_tasks::spawn_owned("origin watcher", async move {
             while let Some(event) = changed.next().await {
                 let info = &event.target_info;
                 if info.r#type == "page" && info.browser_context_id.as_ref() == Some(&context) {
@@ -157,7 +157,7 @@ impl<'a> Blank<'a> {
     async fn open(page: &'a Page, timeout: Duration) -> Result<Blank<'a>, BrowserError> {
         let mut paused = within(timeout, "listen for requests", page.event_listener::<EventRequestPaused>()).await?;
         let answerer = page.clone();
-        let answer = tokio::spawn(async move {
+        let answer = webpilot_tasks::spawn_owned("blank answerer", async move {
             let body = base64::engine::general_purpose::STANDARD.encode(BLANK);
             while let Some(event) = paused.next().await {
                 let mut reply = FulfillRequestParams::new(event.request_id.clone(), 200);

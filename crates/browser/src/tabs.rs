@@ -60,7 +60,7 @@ impl Tab {
         let mut crashes = within(timeout, "listen for crashes", page.event_listener::<EventTargetCrashed>()).await?;
         let flag = crashed.clone();
         // Every crash, also of a renderer started by navigating the crashed tab again.
-        let watcher = tokio::spawn(async move {
+        let watcher = webpilot_tasks::spawn_owned("crash watcher", async move {
             while crashes.next().await.is_some() {
                 tracing::warn!("a page crashed");
                 flag.set();
@@ -97,7 +97,7 @@ async fn answer_dialogs(page: &Page, timeout: Duration) -> Result<JoinHandle<()>
     let mut opened =
         within(timeout, "listen for dialogs", page.event_listener::<EventJavascriptDialogOpening>()).await?;
     let page = page.clone();
-    Ok(tokio::spawn(async move {
+    Ok(webpilot_tasks::spawn_owned("dialog answerer", async move {
         while let Some(dialog) = opened.next().await {
             tracing::debug!(kind = ?dialog.r#type, "accepting a page dialog");
             let mut answer = HandleJavaScriptDialogParams::new(true);

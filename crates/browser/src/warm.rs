@@ -1,15 +1,14 @@
 //! The warm pool: contexts prepared ahead (page, viewport, scripts, egress proxy, tab handling all set)
 //! so a session start only takes one and applies its policy. Each warm context holds a capacity slot,
 //! so the pool never has more contexts than `max_sessions`; one is handed to one session only, never
-//! back. A background task refills the pool after each lease and each release.
+//! back. A background task (`pool.rs`: `refill_loop`) refills it after each lease and each release.
 
 use crate::lease::Replacement;
-use crate::pool::{BrowserPool, PoolInner};
-use crate::DomainPolicy;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
@@ -51,7 +50,7 @@ impl WarmPool {
         self.ready.lock().map(|r| r.len()).unwrap_or(0)
     }
 
-    fn put(&self, warm: Warm) {
+    pub fn put(&self, warm: Warm) {
         if let Ok(mut ready) = self.ready.lock() {
             ready.push_back(warm);
         }
@@ -61,62 +60,6 @@ impl WarmPool {
     pub fn drain(&self) -> usize {
         let drained: Vec<Warm> = self.ready.lock().map(|mut r| r.drain(..).collect()).unwrap_or_default();
         drained.len()
-    }
-}
-
-/// Runs until the pool is dropped or stopped: tops the pool up whenever woken.
-pub(crate) async fn refill_loop(pool: Weak<PoolInner>, wake: Arc<Notify>, stop: CancellationToken) {
-    loop {
-        let woken = wake.notified();
-        tokio::pin!(woken);
-        woken.as_mut().enable();
-        let failed = match pool.upgrade() {
-            Some(inner) => top_up(BrowserPool { inner }).await,
-            None => return,
-        };
-        if failed {
-            // A browser that cannot start is not retried in a tight loop; the next wake or a few seconds.
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(Duration::from_secs(2)) => continue,
-            }
-        }
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = woken => {}
-        }
-    }
-}
-
-/// Prepares contexts one at a time until the target is met or no slot is free; true when one failed.
-async fn top_up(pool: BrowserPool) -> bool {
-    let target = pool.settings().warm_contexts;
-    loop {
-        let warm = &pool.inner.warm;
-        if warm.stop.is_cancelled() || warm.ready() + warm.preparing.load(Ordering::SeqCst) >= target {
-            return false;
-        }
-        let Ok(permit) = pool.inner.permits.clone().try_acquire_owned() else { return false };
-        warm.preparing.fetch_add(1, Ordering::SeqCst);
-        let result = pool.replacement(DomainPolicy::default()).await;
-        let failed = match result {
-            Ok(replacement) if !warm.stop.is_cancelled() => {
-                warm.put(Warm { replacement, permit });
-                false
-            }
-            Ok(_) => true,
-            Err(e) => {
-                tracing::warn!(error = %e, "preparing a warm browser context failed");
-                true
-            }
-        };
-        // The context (or the freed slot) is in place before anyone waiting is told.
-        warm.preparing.fetch_sub(1, Ordering::SeqCst);
-        warm.settled.notify_waiters();
-        metrics::gauge!("webpilot_pool_warm").set(warm.ready() as f64);
-        if failed {
-            return true;
-        }
     }
 }
 

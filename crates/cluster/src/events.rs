@@ -53,7 +53,7 @@ impl EventFanout {
     /// Publishes every event of `session` from `events` until its end (a spawned task).
     pub fn publish_all(&self, session: String, mut events: broadcast::Receiver<SessionEvent>) {
         let fanout = self.clone();
-        tokio::spawn(async move {
+        webpilot_tasks::spawn_owned("event fanout", async move {
             loop {
                 match events.recv().await {
                     Ok(event) => {

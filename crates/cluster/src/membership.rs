@@ -6,8 +6,8 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 use webpilot_store::{NodeRecord, Reaped, Store, StoreError};
+use webpilot_tasks::Tasks;
 
 /// How often to heartbeat and how long a silent node lives.
 #[derive(Debug, Clone, Copy)]
@@ -68,25 +68,26 @@ pub struct Membership {
 
 impl Membership {
     /// Registers `node` and starts its heartbeat, which runs until `stop`. `free` says this node's free
-    /// capacity now.
+    /// capacity now. The heartbeat is a task of `tasks`.
     pub async fn join(
         store: Store,
         node: NodeRecord,
         config: MembershipConfig,
         free: impl Fn() -> i64 + Send + Sync + 'static,
         hooks: Hooks,
-        stop: CancellationToken,
+        tasks: &Tasks,
     ) -> Result<Membership, StoreError> {
         store.register_node(&node).await?;
         let membership = Membership { store, node: Arc::new(node), config, peers: Arc::new(Peers::default()) };
         let beating = membership.clone();
-        tokio::spawn(async move {
+        let group = tasks.clone();
+        tasks.spawn("heartbeat", async move {
             let mut tick = tokio::time::interval(beating.config.heartbeat);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
-                    _ = stop.cancelled() => break,
-                    _ = tick.tick() => beating.beat(free(), &hooks).await,
+                    _ = group.stopping() => break,
+                    _ = tick.tick() => beating.beat(free(), &hooks, &group).await,
                 }
             }
         });
@@ -114,7 +115,7 @@ impl Membership {
         self.config.timeout.as_millis() as i64
     }
 
-    async fn beat(&self, free: i64, hooks: &Hooks) {
+    async fn beat(&self, free: i64, hooks: &Hooks, tasks: &Tasks) {
         match self.store.heartbeat(&self.node.id, free).await {
             Ok(true) => {}
             Ok(false) => {
@@ -129,7 +130,7 @@ impl Membership {
                 if let Err(e) = self.store.register_node(&self.node).await {
                     tracing::warn!(error = %e, "registering the node again failed");
                 }
-                tokio::spawn(ending);
+                tasks.spawn("end sessions of a lost node", ending);
             }
             Err(e) => tracing::warn!(error = %e, "node heartbeat failed"),
         }

@@ -9,6 +9,9 @@ use serde_json::{json, Value};
 /// order the responses have always had.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ResultData {
+    /// What the action cache did (`hit`, `healed`, `miss`, `off`); absent when no model is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
     /// Seconds.
     pub completion_time: f64,
     pub completion_tokens: u64,
@@ -232,6 +235,7 @@ mod tests {
                 completion_time: 0.5,
                 output: None,
                 replay: None,
+                cache: None,
             },
             cost: 0.25,
         };

@@ -21,6 +21,7 @@ pub mod secrets;
 pub mod state;
 pub mod totp;
 pub mod usage;
+pub mod vision;
 
 pub use error::{ApiError, Coded, ErrorCode};
 pub use ids::{KeyId, SessionId, TaskId, UserId};

@@ -5,11 +5,14 @@
 //! upstream proxies has the allowed connection chained through the proxy its route names (`upstream`).
 
 mod connect;
+mod failure;
 mod policy;
 mod proxy;
+mod resolve;
 mod upstream;
 
-pub use connect::resolve;
-pub use policy::{Denial, DomainPolicy, EgressFailure, Failure};
+pub use failure::EgressFailure;
+pub use policy::{Denial, DomainPolicy, Failure};
 pub use proxy::{EgressProxy, ProxyListen, EGRESS_DENIED_HEADER};
+pub use resolve::resolve;
 pub use upstream::{Routes, Upstream};

@@ -4,7 +4,8 @@
 //! reaches, accepting that host alone) and stops, with every connection it carries, when dropped.
 
 use crate::connect::{Connector, Hop};
-use crate::policy::{DomainPolicy, EgressFailure};
+use crate::failure::EgressFailure;
+use crate::policy::DomainPolicy;
 use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
@@ -69,7 +70,7 @@ impl EgressProxy {
         let addr = listener.local_addr()?;
         let cancel = CancellationToken::new();
         let connector = Arc::new(Connector { allow, policy, timeout });
-        tokio::spawn(accept_loop(listener, listen.peers, connector, cancel.clone()));
+        webpilot_tasks::spawn_owned("egress accept", accept_loop(listener, listen.peers, connector, cancel.clone()));
         Ok(EgressProxy { addr, cancel })
     }
 
@@ -114,7 +115,7 @@ async fn accept_loop(
         }
         let connector = connector.clone();
         let cancel = cancel.clone();
-        tokio::spawn(async move {
+        webpilot_tasks::spawn_owned("egress connection", async move {
             let svc_cancel = cancel.clone();
             let svc = service_fn(move |req| handle(req, connector.clone(), svc_cancel.clone()));
             let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).with_upgrades();
@@ -149,7 +150,7 @@ async fn tunnel(req: Request<Incoming>, connector: &Connector, cancel: Cancellat
         Ok(s) => s,
         Err(f) => return refusal(&f, authority.host(), port),
     };
-    tokio::spawn(async move {
+    webpilot_tasks::spawn_owned("egress tunnel", async move {
         let upgraded = match hyper::upgrade::on(req).await {
             Ok(u) => u,
             Err(e) => {
@@ -186,7 +187,7 @@ async fn forward(mut req: Request<Incoming>, connector: &Connector, cancel: Canc
         Ok(pair) => pair,
         Err(e) => return no_answer(e),
     };
-    tokio::spawn(async move {
+    webpilot_tasks::spawn_owned("egress forward", async move {
         tokio::select! {
             _ = cancel.cancelled() => {}
             r = conn => if let Err(e) = r { tracing::debug!(error = %e, "egress upstream connection ended") },

@@ -3,7 +3,7 @@
 //! 1929) and the destination sent by name, so the proxy resolves it. A failure names the proxy (by its
 //! `host:port`, or an operator proxy's name), never its credentials.
 
-use crate::policy::EgressFailure;
+use crate::failure::EgressFailure;
 use base64::Engine;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -71,7 +71,7 @@ pub(crate) async fn tunnel(
 pub(crate) async fn connect(up: &Upstream, allow: &[AllowEntry], timeout: Duration) -> Result<Stream, EgressFailure> {
     let s = &up.server;
     let unreachable = || EgressFailure::ProxyUnreachable { proxy: up.label.clone() };
-    let addrs = match tokio::time::timeout(timeout, crate::connect::resolve(&s.host, s.port)).await {
+    let addrs = match tokio::time::timeout(timeout, crate::resolve::resolve(&s.host, s.port)).await {
         Ok(Ok(addrs)) if !addrs.is_empty() => addrs,
         _ => return Err(unreachable()),
     };

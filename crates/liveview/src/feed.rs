@@ -146,7 +146,8 @@ impl LiveView {
         }
         let (tx, frames) = watch::channel(None);
         let recorders = Arc::new(Recorders::default());
-        let task = tokio::spawn(run(pages, secrets, tx, recorders.clone(), self.config.clone()));
+        let task =
+            webpilot_tasks::spawn_owned("live feed", run(pages, secrets, tx, recorders.clone(), self.config.clone()));
         let feed = Arc::new(Feed { frames, recorders, task });
         feeds.insert(session.to_owned(), Arc::downgrade(&feed));
         tracing::debug!("a live view feed started");

@@ -16,6 +16,7 @@ pub mod timeline;
 pub mod vp8;
 pub mod webm;
 pub mod whep;
+mod whep_config;
 
 pub use feed::{BandSecrets, Composed, Feed, Frame, LiveView, LiveViewConfig, RecordingMark};
 pub use record::{record, RecordError, RecorderConfig, RecordingStats};

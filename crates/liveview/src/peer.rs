@@ -6,7 +6,7 @@
 
 use crate::feed::{Feed, Frame};
 use crate::vp8::{EncodedFrame, Vp8Encoder};
-use crate::whep::WhepConfig;
+use crate::whep_config::WhepConfig;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

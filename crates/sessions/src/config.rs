@@ -40,6 +40,8 @@ pub struct SessionConfig {
     pub human_checks: webpilot_agent::HumanChecks,
     /// The operator's named upstream proxies (`--proxy NAME=URL`).
     pub proxies: std::sync::Arc<webpilot_core::proxies::OperatorProxies>,
+    /// How long an action cache entry lives after it is written (`--cache-ttl-days`).
+    pub cache_ttl: Duration,
 }
 
 impl Default for SessionConfig {
@@ -61,6 +63,7 @@ impl Default for SessionConfig {
             profiles: Default::default(),
             human_checks: Default::default(),
             proxies: Default::default(),
+            cache_ttl: Duration::from_secs(7 * 86_400),
         }
     }
 }

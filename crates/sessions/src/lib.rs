@@ -5,7 +5,9 @@
 mod accounts;
 mod actor;
 mod admission;
+mod cache;
 mod config;
+pub mod devtools;
 mod error;
 mod files;
 mod input;

@@ -21,6 +21,8 @@ pub struct LiveTask {
     pub trace: TraceRecorder,
     /// What a replay did (`data.replay`), once it is over.
     pub replay: Mutex<Option<serde_json::Value>>,
+    /// What the action cache did (`data.cache`), once the agent is done; `None` without a model.
+    pub cache: Mutex<Option<&'static str>>,
     /// When the task started.
     pub started: std::time::Instant,
     /// Becomes true once the outcome is stored (or kept here, see `final_view`).
@@ -45,6 +47,7 @@ impl LiveTask {
             structured,
             trace: TraceRecorder::default(),
             replay: Mutex::new(None),
+            cache: Mutex::new(None),
             started: std::time::Instant::now(),
             done: watch::Sender::new(false),
             final_view: Mutex::new(None),
@@ -108,7 +111,7 @@ impl TaskView {
                 data: result_data(
                     r.result_message.clone().unwrap_or_default(),
                     r.output.as_deref(),
-                    r.replay.as_deref(),
+                    (r.replay.as_deref(), r.cache.as_deref()),
                     r.usage,
                 ),
                 usage: r.usage,
@@ -138,9 +141,16 @@ impl TaskView {
 }
 
 /// The spec's result data object.
-/// `output` is the JSON text of a structured answer, `replay` that of a replay's report.
-pub fn result_data(message: String, output: Option<&str>, replay: Option<&str>, usage: Usage) -> ResultData {
+/// `output` is the JSON text of a structured answer, `replay` that of a replay's report and what the
+/// action cache did.
+pub fn result_data(
+    message: String,
+    output: Option<&str>,
+    (replay, cache): (Option<&str>, Option<&str>),
+    usage: Usage,
+) -> ResultData {
     ResultData {
+        cache: cache.map(str::to_owned),
         message,
         output: output.and_then(|o| serde_json::from_str(o).ok()),
         replay: replay.and_then(|r| serde_json::from_str(r).ok()),

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
+use webpilot_agent::cache::{ActionCache, CacheUse};
 use webpilot_agent::replay::ReplaySource;
 use webpilot_agent::{Agent, AgentContext, AgentError, AgentTask, EventSink, TaskControl, UsageMeter};
 use webpilot_browser::SessionPage;
@@ -25,6 +26,8 @@ pub(crate) struct TaskStart {
     pub context: Vec<(String, String)>,
     pub hold: Hold,
     pub replay: Option<ReplaySource>,
+    /// The user's action cache, when this task may use it.
+    pub cache: Option<Arc<dyn ActionCache>>,
 }
 
 pub(crate) struct RunningTask {
@@ -44,7 +47,8 @@ pub(crate) fn spawn(
     start: TaskStart,
     checks: webpilot_agent::TaskChecks,
 ) -> RunningTask {
-    let TaskStart { task, context, hold, replay } = start;
+    let TaskStart { task, context, hold, replay, cache } = start;
+    let uses_model = agent.uses_model();
     let secrets = task.limits.secrets.clone();
     let structured = task.limits.output_schema.is_some();
     let sink = EventSink::new(task_id.clone(), bus, secrets.clone());
@@ -67,9 +71,23 @@ pub(crate) fn spawn(
                     ctx.control.act(ctx.page.goto(url)).await?;
                     ctx.events.action("navigate", serde_json::json!({ "url": url }));
                 }
-                match replay {
-                    None => agent.run(agent_task, ctx.clone()).await,
-                    Some(source) => {
+                let cache_use = |used: CacheUse| {
+                    if let Ok(mut slot) = report_to.cache.lock() {
+                        *slot = uses_model.then_some(used.as_str());
+                    }
+                };
+                match (replay, cache) {
+                    (None, Some(cache)) => {
+                        let (result, used) = webpilot_agent::cache::run(&*agent, agent_task, &ctx, &*cache).await;
+                        cache_use(used);
+                        result
+                    }
+                    (None, None) => {
+                        cache_use(CacheUse::Off);
+                        agent.run(agent_task, ctx.clone()).await
+                    }
+                    (Some(source), _) => {
+                        cache_use(CacheUse::Off);
                         let (result, report) = webpilot_agent::replay::run(&*agent, agent_task, &ctx, source).await;
                         if let Ok(mut slot) = report_to.replay.lock() {
                             *slot = Some(report.to_json());
@@ -182,11 +200,17 @@ pub(crate) async fn finish(
             tracing::warn!(task = %live.id, error = %e, "storing a task's trace failed; it cannot be replayed");
         }
     }
+    let cache = live.cache.lock().ok().and_then(|c| *c);
+    if let Some(used) = cache {
+        if let Err(e) = store.set_task_cache(&live.id, used).await {
+            tracing::warn!(task = %live.id, error = %e, "storing a task's cache use failed");
+        }
+    }
     let (outcome, mut event) = match result {
         Ok(message) => {
             // A structured answer's message is its JSON text (the agent checked it against the schema).
             let output = live.structured.then(|| message.clone());
-            let data = result_data(message.clone(), output.as_deref(), replay.as_deref(), usage);
+            let data = result_data(message.clone(), output.as_deref(), (replay.as_deref(), cache), usage);
             (TaskOutcome::Complete { message, output }, TaskEvent::Completed { data, cost: micros_to_usd(cost) })
         }
         Err(e) => (
@@ -219,7 +243,7 @@ pub(crate) async fn finish(
         }
         Err(e) => {
             tracing::error!(task = %live.id, error = %e, "storing a task outcome failed; kept in memory, retrying");
-            live.keep_final_view(final_view(&outcome, replay.as_deref(), usage, cost));
+            live.keep_final_view(final_view(&outcome, (replay.as_deref(), cache), usage, cost));
             Some(PendingOutcome { outcome, usage, cost, hold: hold.take(), webhook: Some(webhook) })
         }
     };
@@ -239,7 +263,7 @@ fn task_webhook(live: &LiveTask, event: &TaskEvent) -> WebhookEvent {
     WebhookEvent { event_type, data }
 }
 
-fn final_view(outcome: &TaskOutcome, replay: Option<&str>, usage: Usage, cost_micros: i64) -> TaskView {
+fn final_view(outcome: &TaskOutcome, replay: (Option<&str>, Option<&str>), usage: Usage, cost_micros: i64) -> TaskView {
     match outcome {
         TaskOutcome::Complete { message, output } => TaskView::Complete {
             data: result_data(message.clone(), output.as_deref(), replay, usage),

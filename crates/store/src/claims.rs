@@ -173,9 +173,9 @@ mod tests {
         let limits = ClaimLimits { max_sessions: 3, hold_micros: 0 };
         let tries = (0..12).map(|i| {
             let (s, id) = (s.clone(), u.id.clone());
-            tokio::spawn(
-                async move { s.claim(&id, if i % 2 == 0 { "a" } else { "b" }, ClaimKind::Session, limits).await },
-            )
+            webpilot_tasks::spawn_owned("test claim", async move {
+                s.claim(&id, if i % 2 == 0 { "a" } else { "b" }, ClaimKind::Session, limits).await
+            })
         });
         let mut granted = 0;
         for t in tries {

@@ -6,6 +6,7 @@
 //! JSON columns) and every statement uses `$N` placeholders, which SQLite accepts too. Each backend has its
 //! own migration folder.
 
+mod action_cache;
 mod claims;
 mod files;
 mod keys;
@@ -21,6 +22,7 @@ mod usage;
 mod users;
 mod webhooks;
 
+pub use action_cache::{CacheEntry, NewCacheEntry};
 pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
 pub use files::{FileRecord, NewFile};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};

@@ -64,6 +64,8 @@ pub struct TaskRecord {
     pub output: Option<String>,
     /// JSON of what a replay did (`data.replay`).
     pub replay: Option<String>,
+    /// What the action cache did (`data.cache`): `hit`, `healed`, `miss` or `off`.
+    pub cache: Option<String>,
     pub error: Option<String>,
     pub code: Option<ErrorCode>,
     /// `(type, value)` of the pending guardrail.
@@ -84,6 +86,7 @@ struct TaskRow {
     result_message: Option<String>,
     output: Option<String>,
     replay: Option<String>,
+    cache: Option<String>,
     error: Option<String>,
     code: Option<String>,
     guardrail: Option<String>,
@@ -111,6 +114,7 @@ impl TryFrom<TaskRow> for TaskRecord {
             result_message: r.result_message,
             output: r.output,
             replay: r.replay,
+            cache: r.cache,
             error: r.error,
             code: r.code.as_deref().and_then(ErrorCode::parse),
             guardrail,
@@ -245,6 +249,19 @@ impl Store {
         .await
     }
 
+    /// Keeps what the action cache did for a task (`hit`, `healed`, `miss`, `off`); before its outcome.
+    pub async fn set_task_cache(&self, id: &TaskId, cache: &str) -> Result<()> {
+        crate::retry::on_busy("store a task's cache use", || async {
+            sqlx::query("UPDATE tasks SET cache = $1 WHERE id = $2")
+                .bind(cache)
+                .bind(id.as_str())
+                .execute(&self.pool)
+                .await?;
+            Ok(())
+        })
+        .await
+    }
+
     /// What a replay of task `task` needs, if it is `user`'s: its status, trace and the tokens it used.
     pub async fn replay_source(&self, task: &str, user: &UserId) -> Result<Option<(TaskStatus, Option<String>, u64)>> {
         let row: Option<(String, Option<String>, i64, i64)> = sqlx::query_as(
@@ -261,7 +278,7 @@ impl Store {
     /// The task `task` of session `session`; `None` when either does not match.
     pub async fn get_task(&self, session: &str, task: &str) -> Result<Option<TaskRecord>> {
         let row: Option<TaskRow> = sqlx::query_as(
-            "SELECT id, session_id, user_id, details, status, result_message, output, replay, error, code, guardrail,
+            "SELECT id, session_id, user_id, details, status, result_message, output, replay, cache, error, code, guardrail,
                     input_tokens, output_tokens, compute_ms, cost_micros, created_at, completed_at
              FROM tasks WHERE id = $1 AND session_id = $2",
         )

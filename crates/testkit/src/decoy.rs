@@ -24,10 +24,10 @@ impl Decoy {
         let addr = listener.local_addr().expect("decoy address");
         let hits = Arc::new(AtomicUsize::new(0));
         let counter = hits.clone();
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("decoy", async move {
             while let Ok((mut s, _)) = listener.accept().await {
                 counter.fetch_add(1, Ordering::SeqCst);
-                tokio::spawn(async move {
+                webpilot_tasks::spawn_owned("decoy connection", async move {
                     let mut buf = [0u8; 4096];
                     let _ = s.read(&mut buf).await;
                     let body = "<title>decoy reached</title>decoy reached";

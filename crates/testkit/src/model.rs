@@ -70,7 +70,7 @@ impl ScriptedModel {
         let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(state.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind scripted model");
         let port = listener.local_addr().expect("local addr").port();
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("scripted model", async move {
             let _ = axum::serve(listener, app).await;
         });
         ScriptedModel { state, port, task }
@@ -179,8 +179,7 @@ async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Re
         reply = *inner;
     }
     let observation = last_observation(&request);
-    // A rough token count (4 characters a token) so token budgets behave as with a real model.
-    let prompt_tokens = request["messages"].to_string().len() as u64 / 4;
+    let prompt_tokens = prompt_tokens(&request);
     let message = match reply {
         Reply::Status(code) => {
             let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -210,6 +209,29 @@ async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Re
         "usage": { "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens },
     }))
     .into_response()
+}
+
+/// Input tokens an image costs, as the scripted model reports them (a fixed price per picture, as
+/// providers bill a picture by its size and not by its encoding).
+pub const IMAGE_TOKENS: u64 = 765;
+
+/// A rough token count of a request's messages (4 characters a token), so token budgets behave as with
+/// a real model; each image part counts [`IMAGE_TOKENS`] instead of its text, so a request costs what
+/// the same request without its images costs, plus a fixed price per image.
+fn prompt_tokens(request: &Value) -> u64 {
+    let mut messages = request["messages"].clone();
+    let mut images = 0u64;
+    for message in messages.as_array_mut().into_iter().flatten() {
+        let Some(parts) = message["content"].as_array_mut() else { continue };
+        let before = parts.len();
+        parts.retain(|p| p["type"] != "image_url");
+        images += (before - parts.len()) as u64;
+        // Without its images the message is counted as a text-only one is sent: one part is a string.
+        if before > parts.len() && parts.len() == 1 {
+            message["content"] = parts[0]["text"].clone();
+        }
+    }
+    messages.to_string().len() as u64 / 4 + images * IMAGE_TOKENS
 }
 
 fn rand_suffix() -> u64 {

@@ -52,10 +52,10 @@ impl TestProxy {
         let hits = Arc::new(Mutex::new(Vec::new()));
         let log = hits.clone();
         let expected = format!("{user}:{password}");
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("test proxy", async move {
             while let Ok((s, _)) = listener.accept().await {
                 let (log, expected) = (log.clone(), expected.clone());
-                tokio::spawn(async move {
+                webpilot_tasks::spawn_owned("test proxy connection", async move {
                     let _ = match kind {
                         ProxyKind::Http => serve_http(s, &log, &expected).await,
                         ProxyKind::Socks5 => serve_socks5(s, &log, &expected).await,

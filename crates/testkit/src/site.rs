@@ -1,12 +1,14 @@
 //! The fixture website server: binding, routing, request recording and shutdown.
 
 pub mod account;
+pub mod canvas;
 pub mod challenges;
 mod dynamic;
 pub mod files;
 mod html;
 pub mod identity;
 mod login;
+mod newsletter;
 mod pages;
 mod paint;
 mod probes;
@@ -48,6 +50,8 @@ pub(crate) struct SiteState {
     pub(crate) port: u16,
     /// Every request received so far, in order.
     log: Arc<Mutex<Vec<RequestRecord>>>,
+    /// `/newsletter` shows its redesign (see `newsletter.rs`).
+    pub(crate) newsletter_redesign: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl SiteState {
@@ -75,10 +79,10 @@ impl FixtureSite {
             .await
             .expect("bind fixture site on 127.0.0.1:0");
         let port = listener.local_addr().expect("local address of fixture site listener").port();
-        let state = SiteState { port, log: Arc::new(Mutex::new(Vec::new())) };
+        let state = SiteState { port, log: Arc::new(Mutex::new(Vec::new())), newsletter_redesign: Default::default() };
         let app = router(state.clone());
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("fixture site", async move {
             let shutdown = async {
                 // Either an explicit signal or the sender being dropped means "stop".
                 let _ = shutdown_rx.await;
@@ -104,6 +108,11 @@ impl FixtureSite {
     /// `url_on("tracker.localhost", "/pixel.png")` is `"http://tracker.localhost:{port}/pixel.png"`.
     pub fn url_on(&self, host: &str, path: &str) -> String {
         format!("http://{host}:{}{path}", self.state.port)
+    }
+
+    /// Switches `/newsletter` to its redesign (the button renamed and moved) or back.
+    pub fn set_newsletter_redesign(&self, on: bool) {
+        self.state.newsletter_redesign.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Every request received so far, in order.
@@ -174,7 +183,9 @@ fn router(state: SiteState) -> Router {
         .route("/popups", get(probes::popups))
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))
+        .route("/canvas", get(canvas::canvas))
         .route("/search", get(search::search))
+        .route("/newsletter", get(newsletter::newsletter))
         .route("/whep-player", get(whep_player::whep_player))
         .route("/identity", get(identity::identity))
         .route("/totp", get(identity::totp))

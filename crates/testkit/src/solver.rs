@@ -36,7 +36,7 @@ impl FakeSolver {
         let port = listener.local_addr().expect("fake solver address").port();
         let shared = Arc::new(Shared::default());
         let app = Router::new().route("/solve", post(solve)).with_state(shared.clone());
-        let task = tokio::spawn(async move {
+        let task = webpilot_tasks::spawn_owned("fake solver", async move {
             let _ = axum::serve(listener, app).await;
         });
         FakeSolver { shared, port, task }

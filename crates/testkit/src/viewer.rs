@@ -32,7 +32,11 @@ impl Viewer {
             .build()
             .expect("a viewer browser config");
         let (browser, mut events) = Browser::launch(config).await.expect("the viewer browser starts");
-        let handler = tokio::spawn(async move { while let Some(Ok(())) = events.next().await {} });
+        let handler =
+            webpilot_tasks::spawn_owned(
+                "viewer handler",
+                async move { while let Some(Ok(())) = events.next().await {} },
+            );
         Viewer { browser, handler, _profile: profile }
     }
 

@@ -15,7 +15,7 @@ pub fn follow_guardrails(
     events: broadcast::Receiver<SessionEvent>,
 ) {
     let session = session.clone();
-    tokio::spawn(watch(store, public_url, session, events));
+    webpilot_tasks::spawn_owned("guardrail webhooks", watch(store, public_url, session, events));
 }
 
 async fn watch(store: Store, public_url: String, session: SessionId, mut events: broadcast::Receiver<SessionEvent>) {

@@ -13,10 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use webpilot_core::egress::AllowEntry;
 use webpilot_store::{now_ms, AttemptOutcome, DueMessage, OutboxMessage, Store};
+use webpilot_tasks::Tasks;
 
 /// How the worker delivers.
 #[derive(Debug, Clone)]
@@ -47,17 +46,18 @@ impl Default for WorkerConfig {
     }
 }
 
-/// Starts the worker on `tracker`; it ends when `stop` is cancelled.
-pub fn spawn_worker(store: Store, config: WorkerConfig, tracker: &TaskTracker, stop: CancellationToken) {
+/// Starts the worker in `tasks`, its deliveries too; it ends when `tasks` is told to stop (deliveries in
+/// flight end on their own, within their timeout).
+pub fn spawn_worker(store: Store, config: WorkerConfig, tasks: &Tasks) {
     let worker = Arc::new(Worker { store, config, endpoints: Slots::default(), users: Slots::default() });
-    let inner = tracker.clone();
-    tracker.spawn(async move {
+    let inner = tasks.clone();
+    tasks.spawn("webhook worker", async move {
         let budget = Arc::new(Semaphore::new(worker.config.in_flight.max(1)));
         let mut tick = tokio::time::interval(worker.config.poll_every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                _ = stop.cancelled() => return,
+                _ = inner.stopping() => return,
                 _ = tick.tick() => {}
             }
             let free = budget.available_permits();
@@ -87,7 +87,7 @@ pub fn spawn_worker(store: Store, config: WorkerConfig, tracker: &TaskTracker, s
                     }
                 };
                 let worker = worker.clone();
-                inner.spawn(async move {
+                inner.spawn("webhook delivery", async move {
                     worker.deliver(message).await;
                     drop(slots);
                 });

@@ -27,7 +27,7 @@ const WINDOW: Duration = Duration::from_secs(10);
 
 /// Counts the parts (frames) and bytes of one MJPEG stream until dropped.
 fn watch(url: String, frames: Arc<AtomicU64>, bytes: Arc<AtomicU64>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+    webpilot_tasks::spawn_owned("mjpeg watcher", async move {
         let Ok(mut resp) = reqwest::get(&url).await else { return };
         let mut carry = Vec::new();
         while let Ok(Some(chunk)) = resp.chunk().await {

@@ -176,7 +176,7 @@ pub struct ServeConfig {
     /// First retry backoff (ms), doubled each retry.
     #[arg(long, env = "WEBPILOT_LLM_BACKOFF_MS", default_value_t = 1_000)]
     pub llm_backoff_ms: u64,
-    /// Send page screenshots to the model (it must accept images).
+    /// The model accepts images: a task's `vision` (default `auto`) may then send it page screenshots.
     #[arg(long, env = "WEBPILOT_LLM_VISION", default_value_t = false, action = clap::ArgAction::Set)]
     pub llm_vision: bool,
     /// Record sessions that do not say otherwise (their `recording` parameter): video and timeline
@@ -186,6 +186,10 @@ pub struct ServeConfig {
     /// How long a recording is kept after its session ended (days); then its video and timeline are purged.
     #[arg(long, env = "WEBPILOT_RECORDING_RETENTION_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=3650))]
     pub recording_retention_days: u64,
+    /// How long an action cache entry (a user's successful model run, replayed without the model when the
+    /// same task starts again; docs/agent.md) is kept after it was last written (days).
+    #[arg(long, env = "WEBPILOT_CACHE_TTL_DAYS", default_value_t = 7, value_parser = clap::value_parser!(u64).range(1..=3650))]
+    pub cache_ttl_days: u64,
     /// Storage each user's recordings may take (`5GiB`, `500MB`, `0`: no quota). A user at or over it
     /// gets new sessions that record nothing, and their start answer says so.
     #[arg(long, env = "WEBPILOT_RECORDING_QUOTA", default_value = "5GiB")]

@@ -26,6 +26,7 @@ use webpilot_liveview::{LiveView, LiveViewConfig, WhepConfig, WhepViewers};
 use webpilot_llm::{LlmConfig, Provider};
 use webpilot_sessions::{ProfileKey, ProfileSettings, SessionConfig, SessionManager};
 use webpilot_store::{ProfileCaps, Store};
+use webpilot_tasks::Tasks;
 
 /// Errors that stop the service from starting.
 #[derive(Debug, thiserror::Error)]
@@ -69,10 +70,9 @@ pub struct RunningApp {
     pub metrics_addr: Option<SocketAddr>,
     /// This node's place in the cluster.
     pub cluster: webpilot_cluster::Membership,
-    stop: CancellationToken,
+    /// The background work, stopped and waited for in order (see `shutdown`).
+    tasks: ServiceTasks,
     server: Option<tokio::task::JoinHandle<()>>,
-    /// The webhook delivery worker and its deliveries in flight.
-    webhooks: tokio_util::task::TaskTracker,
     /// The recorders of recorded sessions (tests purge through them).
     pub recorders: Arc<recordings::Recorders>,
 }
@@ -81,14 +81,15 @@ impl RunningApp {
     /// Graceful stop: stops accepting requests, ends every session, closes the browsers and the store.
     pub async fn shutdown(mut self) {
         self.sockets.close().await;
-        self.stop.cancel();
+        self.tasks.root.stop();
         self.wait().await;
+        self.tasks.serving.wait().await;
         self.manager.shutdown().await;
         // The sessions have ended: their recordings are being written out.
         self.recorders.wait().await;
         // Messages not yet delivered stay in the outbox for the next start (or another node).
-        self.webhooks.close();
-        self.webhooks.wait().await;
+        self.tasks.webhooks.wait().await;
+        self.tasks.background.wait().await;
         self.manager.pool().shutdown().await;
         self.cluster.leave().await;
         self.store.close().await;
@@ -102,7 +103,31 @@ impl RunningApp {
     }
 
     pub fn stop_token(&self) -> CancellationToken {
-        self.stop.clone()
+        self.tasks.root.stop_token()
+    }
+
+    /// The service's own group of tasks (told to stop at the stop signal; not waited for).
+    pub fn tasks(&self) -> Tasks {
+        self.tasks.root.clone()
+    }
+}
+
+/// The service's background work, in groups that one stop signal (`root`) tells to stop and that
+/// `RunningApp::shutdown` waits for one by one, in the order the parts depend on each other.
+struct ServiceTasks {
+    root: Tasks,
+    /// The HTTP servers (`/metrics` on a listener of its own) and the rate limiter's pruner.
+    serving: Tasks,
+    /// The webhook delivery worker and its deliveries in flight.
+    webhooks: Tasks,
+    /// The purges, the node's heartbeat and the announcements of lost sessions.
+    background: Tasks,
+}
+
+impl ServiceTasks {
+    fn new() -> ServiceTasks {
+        let root = Tasks::new();
+        ServiceTasks { serving: root.child(), webhooks: root.child(), background: root.child(), root }
     }
 }
 
@@ -237,6 +262,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             profiles,
             human_checks,
             proxies: Arc::new(proxies),
+            cache_ttl: Duration::from_secs(serve.cache_ttl_days * 86_400),
             prices: Prices {
                 input_per_million: serve.price_input_per_million,
                 output_per_million: serve.price_output_per_million,
@@ -263,7 +289,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     });
     let keys = node::SharedKeys::load(&store).await?;
     let sockets = Arc::new(SocketRegistry::new(keys.socket));
-    let stop = CancellationToken::new();
+    let tasks = ServiceTasks::new();
+    let stop = tasks.root.stop_token();
     let events = redis.as_ref().map(|link| webpilot_cluster::EventFanout::new(link.clone(), &serve.redis_prefix));
     if let Some(fanout) = events.clone() {
         manager.add_event_hook(Arc::new(move |session, rx| fanout.publish_all(session.to_string(), rx)));
@@ -273,16 +300,15 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     manager.add_event_hook(Arc::new(move |session, rx| {
         webpilot_webhooks::follow_guardrails(hook_store.clone(), hook_url.clone(), session, rx)
     }));
-    let webhooks = tokio_util::task::TaskTracker::new();
     let webhook_config = webpilot_webhooks::WorkerConfig {
         schedule: serve.webhook_retry_schedule.clone(),
         allow: serve.egress_allow.clone().into(),
         ..Default::default()
     };
-    webpilot_webhooks::spawn_worker(store.clone(), webhook_config, &webhooks, stop.clone());
+    webpilot_webhooks::spawn_worker(store.clone(), webhook_config, &tasks.webhooks);
     let recording_node = node_id.clone();
-    purge::spawn(store.clone(), Duration::from_secs(serve.file_retention_hours * 3600), stop.clone());
-    let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), stop.clone()).await?;
+    purge::spawn(store.clone(), Duration::from_secs(serve.file_retention_hours * 3600), &tasks.background);
+    let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), &tasks.background).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");
     let local = StreamKey::load_or_create(&secret)
@@ -306,7 +332,12 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         tracing::warn!(recordings = settled, "recordings cut off by an unexpected stop were marked failed");
     }
     manager.add_record_hook(recorders.hook());
-    recorders.purge_every(Duration::from_secs(serve.recording_retention_days * 86_400), stop.clone());
+    match store.cache_purge_expired().await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(entries = n, "expired action cache entries were removed"),
+        Err(e) => tracing::warn!(error = %e, "removing expired action cache entries failed"),
+    }
+    recorders.purge_every(Duration::from_secs(serve.recording_retention_days * 86_400), &tasks.background);
     let mut whep_config = WhepConfig::default();
     if let Some(ip) = serve.webrtc_ip {
         whep_config.candidate_ip = ip;
@@ -343,19 +374,19 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         cluster: cluster.clone(),
     };
     let metrics_addr = match serve.metrics_listen {
-        Some(at) => Some(serve_metrics(at, state.clone(), stop.clone()).await?),
+        Some(at) => Some(serve_metrics(at, state.clone(), &tasks.serving).await?),
         None => None,
     };
     let router = webpilot_api::router(state);
     let stop_server = stop.clone();
     let sessions_ending = manager.clone();
-    let server = tokio::spawn(async move {
-        let pruner = tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(60)).await;
-                rate.prune();
-            }
-        });
+    tasks.serving.spawn_until_stopped("rate-limit pruner", async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            rate.prune();
+        }
+    });
+    let server = tasks.serving.spawn("http server", async move {
         // At the stop signal the sessions start ending at once (their running tasks recorded as
         // interrupted), so requests waiting inline for a task answer now instead of draining for up
         // to the 50 s inline wait before any session is ended.
@@ -364,7 +395,6 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             sessions_ending.begin_shutdown();
         };
         let result = axum::serve(listener, router).with_graceful_shutdown(stopping).await;
-        pruner.abort();
         if let Err(e) = result {
             tracing::error!(error = %e, "the HTTP server failed");
         }
@@ -379,9 +409,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         whep,
         metrics_addr,
         cluster,
-        stop,
+        tasks,
         server: Some(server),
-        webhooks,
         recorders,
     })
 }
@@ -394,11 +423,12 @@ fn quota(size: bytesize::ByteSize) -> Option<i64> {
     }
 }
 
-/// Serves `/metrics` alone on `at` until `stop`; returns the bound address.
-async fn serve_metrics(at: SocketAddr, state: AppState, stop: CancellationToken) -> Result<SocketAddr, StartError> {
+/// Serves `/metrics` alone on `at` until `tasks` is told to stop (a task of `tasks`); returns the bound address.
+async fn serve_metrics(at: SocketAddr, state: AppState, tasks: &Tasks) -> Result<SocketAddr, StartError> {
     let listener = TcpListener::bind(at).await.map_err(|source| StartError::Listen { addr: at, source })?;
     let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: at, source })?;
-    tokio::spawn(async move {
+    let stop = tasks.stop_token();
+    tasks.spawn("metrics server", async move {
         let router = webpilot_api::metrics::router(state);
         if let Err(e) = axum::serve(listener, router).with_graceful_shutdown(stop.cancelled_owned()).await {
             tracing::error!(error = %e, "the metrics server failed");

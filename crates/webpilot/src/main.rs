@@ -48,13 +48,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let mut app = webpilot::start(&serve, &cli.store).await?;
             // Chromium and the warm contexts are made now, not at the first session start.
             let pool = app.manager.pool().clone();
-            tokio::spawn(async move {
+            app.tasks().spawn("warm up", async move {
                 if let Err(e) = pool.warm_up().await {
                     tracing::warn!(error = %e, "starting the browser ahead of the first session failed");
                 }
             });
             let stop = app.stop_token();
-            tokio::spawn(async move {
+            app.tasks().spawn("shutdown signal", async move {
                 shutdown_signal().await;
                 tracing::info!("stopping");
                 stop.cancel();

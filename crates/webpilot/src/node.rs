@@ -7,12 +7,12 @@ use std::net::SocketAddr;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Duration;
-use tokio_util::sync::CancellationToken;
 use webpilot_api::SocketKey;
 use webpilot_cluster::{EventFanout, Hooks, Membership, MembershipConfig, NodeKey, OnLost};
 use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_sessions::SessionManager;
 use webpilot_store::{NodeRecord, Reaped, Store};
+use webpilot_tasks::Tasks;
 
 /// The keys every node holds alike, made by the first node to start and kept in the database.
 pub(crate) struct SharedKeys {
@@ -66,7 +66,7 @@ pub(crate) fn node_id(serve: &ServeConfig, data_dir: &Path) -> Result<String, St
     }
 }
 
-/// Registers this node (listening on `addr`) and starts its heartbeat until `stop`.
+/// Registers this node (listening on `addr`) and starts its heartbeat in `tasks`.
 pub(crate) async fn join(
     serve: &ServeConfig,
     store: &Store,
@@ -74,7 +74,7 @@ pub(crate) async fn join(
     addr: SocketAddr,
     manager: SessionManager,
     events: Option<EventFanout>,
-    stop: CancellationToken,
+    tasks: &Tasks,
 ) -> Result<Membership, StartError> {
     let address = serve
         .node_address
@@ -96,10 +96,11 @@ pub(crate) async fn join(
         timeout: Duration::from_millis(serve.node_timeout_ms),
     };
     // Sockets of the lost node's sessions connected to other nodes hear that they ended.
+    let announcing = tasks.clone();
     let on_reaped = std::sync::Arc::new(move |_node: &str, reaped: &Reaped| {
         let Some(events) = events.clone() else { return };
         let sessions = reaped.sessions.clone();
-        tokio::spawn(async move {
+        announcing.spawn("announce reaped sessions", async move {
             let end = SessionEvent::EndSession { reason: EndReason::InstanceLost };
             for session in sessions {
                 if let Err(e) = events.publish(session.as_str(), &end).await {
@@ -118,5 +119,5 @@ pub(crate) async fn join(
         })
     });
     let hooks = Hooks { on_reaped, on_lost };
-    Ok(Membership::join(store.clone(), node, config, free, hooks, stop).await?)
+    Ok(Membership::join(store.clone(), node, config, free, hooks, tasks).await?)
 }

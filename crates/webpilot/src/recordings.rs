@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use webpilot_blobs::{BlobError, Blobs};
 use webpilot_liveview::files::{self, VIDEO_FILE};
 use webpilot_liveview::timeline;
 use webpilot_liveview::{record, LiveView, RecorderConfig, RecordingStats};
 use webpilot_sessions::{RecordHook, RecordedSession};
 use webpilot_store::{now_ms, RecordingStatus, RecordingTotals, Store};
+use webpilot_tasks::Tasks;
 
 /// How long the timeline may take to write the session's last events after the video ended.
 const TIMELINE_GRACE: Duration = Duration::from_secs(2);
@@ -30,7 +30,8 @@ pub struct Recorders {
     node_id: String,
     blobs: Option<Blobs>,
     config: RecorderConfig,
-    tracker: TaskTracker,
+    /// The recordings being written (waited for after the sessions ended).
+    tasks: Tasks,
 }
 
 impl Recorders {
@@ -48,7 +49,7 @@ impl Recorders {
             node_id,
             blobs,
             config: RecorderConfig::default(),
-            tracker: TaskTracker::new(),
+            tasks: Tasks::new(),
         })
     }
 
@@ -57,7 +58,7 @@ impl Recorders {
         let me = self.clone();
         Arc::new(move |session| {
             let run = me.clone().run(session);
-            me.tracker.spawn(run);
+            me.tasks.spawn("recording", run);
         })
     }
 
@@ -101,11 +102,13 @@ impl Recorders {
         Ok(())
     }
 
-    /// Purges recordings past `retention` now and every ten minutes until `stop`.
-    pub fn purge_every(self: &Arc<Self>, retention: Duration, stop: tokio_util::sync::CancellationToken) {
+    /// Purges recordings past `retention` now and every ten minutes until `tasks` is told to stop (a
+    /// task of `tasks`).
+    pub fn purge_every(self: &Arc<Self>, retention: Duration, tasks: &Tasks) {
         let me = self.clone();
         let retention_ms = i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
-        tokio::spawn(async move {
+        let group = tasks.clone();
+        tasks.spawn("recording purge", async move {
             loop {
                 match me.purge(webpilot_store::now_ms().saturating_sub(retention_ms)).await {
                     Ok(0) => {}
@@ -113,7 +116,7 @@ impl Recorders {
                     Err(e) => tracing::warn!(error = %e, "purging recordings failed"),
                 }
                 tokio::select! {
-                    _ = stop.cancelled() => return,
+                    _ = group.stopping() => return,
                     _ = tokio::time::sleep(Duration::from_secs(600)) => {}
                 }
             }
@@ -122,8 +125,7 @@ impl Recorders {
 
     /// Waits until every recording started has been written out (after the sessions ended).
     pub async fn wait(&self) {
-        self.tracker.close();
-        self.tracker.wait().await;
+        self.tasks.wait().await;
     }
 
     /// Settles the recordings this node left `recording` when it stopped without ending them.
@@ -167,14 +169,10 @@ impl Recorders {
         tracing::info!(session = %id, "recording started");
         let feed = self.live_view.watch(&id, session.pages.clone(), session.shown_secrets.clone());
         let stop = CancellationToken::new();
-        let mut events = tokio::spawn(timeline::follow(
-            session.events,
-            session.pages,
-            session.shown_secrets,
-            started,
-            dir.clone(),
-            stop.clone(),
-        ));
+        let mut events = webpilot_tasks::spawn_owned(
+            "recording timeline",
+            timeline::follow(session.events, session.pages, session.shown_secrets, started, dir.clone(), stop.clone()),
+        );
         let video = record(feed, file, self.config.clone(), started).await;
         // The session has ended: the timeline has its end_session by now, or soon.
         let events = match tokio::time::timeout(TIMELINE_GRACE, &mut events).await {

@@ -68,6 +68,8 @@ export interface TaskOptions {
   outputSchema?: Record<string, unknown>;
   /** The taskId of an earlier completed task to replay without the model. */
   replayOf?: string;
+  /** When the model sees a screenshot of the page: `auto` (default), `on` or `off` (`docs/agent.md`). */
+  vision?: "off" | "auto" | "on";
   secrets?: Record<string, Secret>;
 }
 

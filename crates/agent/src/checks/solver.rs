@@ -111,9 +111,9 @@ mod tests {
     async fn serve(status: &'static str, body: &'static str, delay: Duration) -> url::Url {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
-        tokio::spawn(async move {
+        webpilot_tasks::spawn_owned("test solver", async move {
             while let Ok((mut s, _)) = listener.accept().await {
-                tokio::spawn(async move {
+                webpilot_tasks::spawn_owned("test solver connection", async move {
                     let mut got = Vec::new();
                     let mut buf = [0u8; 1024];
                     while !got.ends_with(b"}") {

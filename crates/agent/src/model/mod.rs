@@ -2,13 +2,14 @@
 //! calls `done`. Browser errors go back to the model so it can recover; the task fails with them only
 //! when the model gives up, keeps failing, or keeps repeating itself (`loops`).
 
-mod actions;
+pub(crate) mod actions;
 pub(crate) mod answer;
 mod budget;
 pub(crate) mod execute;
 mod loops;
 pub(crate) mod observe;
 mod prompt;
+mod vision;
 
 pub use actions::{tool_specs, Action};
 
@@ -18,6 +19,7 @@ use base64::Engine;
 use execute::Outcome;
 use std::sync::Arc;
 use webpilot_browser::BrowserError;
+use webpilot_core::vision::VisionMode;
 use webpilot_core::ErrorCode;
 use webpilot_llm::{ChatMessage, ChatModel, ChatRequest, ContentPart, Role};
 
@@ -53,9 +55,15 @@ impl ModelAgent {
         ModelAgent { model, settings, name }
     }
 
-    /// The current observation as a user message (text, and a screenshot when the model takes images),
-    /// with a fingerprint of what it shows (the step number left out).
-    async fn observe(&self, ctx: &AgentContext, step: usize) -> Result<Observed, AgentError> {
+    /// The current observation as a user message (text, and a screenshot when the task's `vision` and
+    /// the turn call for one), with a fingerprint of what it shows (the step number left out).
+    async fn observe(
+        &self,
+        ctx: &AgentContext,
+        step: usize,
+        mode: VisionMode,
+        turn: vision::Turn,
+    ) -> Result<Observed, AgentError> {
         let page = &ctx.page;
         let tabs = ctx.control.act(page.tabs()).await.unwrap_or_default();
         let snapshot = ctx.control.guard(page.snapshot()).await?;
@@ -76,7 +84,7 @@ impl ModelAgent {
         let text = if shows_secret { ctx.secrets.mask(&text) } else { text };
         let print = page_print(&text);
         let mut content = vec![ContentPart::Text(text)];
-        if self.model.supports_images() && !shows_secret {
+        if !shows_secret && vision::wanted(ctx, mode, self.model.supports_images(), &snapshot, print, turn).await {
             if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {
                 let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
                 content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
@@ -143,6 +151,7 @@ impl Agent for ModelAgent {
         let mut last_error: Option<(ErrorCode, String)> = None;
         let mut loops = loops::LoopDetector::default();
         let mut warning: Option<String> = None;
+        let mut turn = vision::Turn::default();
         for step in 1..=self.settings.max_steps {
             ctx.control.checkpoint().await?;
             let check = crate::checks::before_step(&ctx).await?;
@@ -150,7 +159,8 @@ impl Agent for ModelAgent {
                 ctx.control.checkpoint().await?;
             }
             history.iter_mut().for_each(shrink);
-            let (mut observation, page_print, snapshot) = self.observe(&ctx, step).await?;
+            let (mut observation, page_print, snapshot) = self.observe(&ctx, step, task.limits.vision, turn).await?;
+            turn = vision::Turn::default();
             if let Some(note) = check {
                 observation.content.push(ContentPart::Text(format!("NOTE: {note}")));
             }
@@ -243,6 +253,7 @@ impl Agent for ModelAgent {
                 };
                 history.push(ChatMessage::tool_result(call.id.clone(), reply));
             }
+            turn.acted_on = Some(page_print);
             let actions: Vec<String> =
                 response.tool_calls.iter().map(|c| format!("{} {}", c.name, c.arguments)).collect();
             match loops.record(page_print, &actions) {

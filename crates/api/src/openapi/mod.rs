@@ -4,6 +4,7 @@
 //! headers of the limited operations, and the Socket.IO and webhook schemas.
 
 pub mod events;
+mod links;
 pub mod protocols;
 pub mod requests;
 
@@ -38,6 +39,7 @@ pub const RECORDINGS: &str = "recordings";
 pub const DEVTOOLS: &str = "devtools";
 pub const PROFILES: &str = "profiles";
 pub const BILLING: &str = "billing";
+pub const CACHE: &str = "cache";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -81,6 +83,7 @@ pub const BILLING: &str = "billing";
         (name = protocols::PROTOCOLS, description = "MCP, Prometheus metrics and the web console"),
         (name = PROFILES, description = "Saved storage states (cookies, localStorage, IndexedDB) to start sessions from"),
         (name = BILLING, description = "The caller's balance and charges"),
+        (name = CACHE, description = "The caller's action cache: runs replayed without the model (docs/agent.md)"),
         (name = DEVTOOLS, description = "A session's DevTools endpoint for Playwright, Puppeteer and CDP clients (docs/cdp.md)"),
     )
 )]
@@ -123,6 +126,7 @@ impl Modify for SecurityAndLimits<'_> {
                 }
             }
         }
+        links::add(doc);
     }
 }
 

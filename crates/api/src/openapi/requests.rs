@@ -185,6 +185,28 @@ pub struct SessionOptions {
     output_schema: Option<Value>,
     /// The taskId of an earlier task to replay (docs/api.md).
     replay_of: Option<String>,
+    /// When the model sees a screenshot of the page beside the text (docs/agent.md, "Vision"): `auto`
+    /// (the default) when it helps, `on` every turn, `off` never. A model the operator did not declare
+    /// image-capable (`--llm-vision`) gets none either way.
+    vision: Option<Vision>,
+    /// The action cache (docs/agent.md): `auto` (the default) replays this user's earlier run of the same
+    /// task without the model, and records a successful model run; `off` does neither.
+    cache: Option<CacheMode>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Vision {
+    Off,
+    Auto,
+    On,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    Auto,
+    Off,
 }
 
 #[derive(Deserialize, ToSchema)]

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use webpilot_core::UserId;
 
-use super::RateDecision;
+use super::decision::RateDecision;
 
 pub struct LocalWindow {
     limit: u32,

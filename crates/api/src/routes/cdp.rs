@@ -1,73 +1,31 @@
 //! The DevTools endpoint of a session: `GET /cdp/{id}` upgrades to a WebSocket that Playwright's
 //! `connect_over_cdp`, Puppeteer's `connect` or any CDP client speaks to as to a browser whose only context
-//! is the session's (the relay and its allow-list are `webpilot_browser::DevtoolsScope`). `GET
+//! is the session's (the relay is reached through `webpilot_sessions::devtools`). `GET
 //! /cdp/{id}/json/version` answers the usual discovery JSON. Both take the session's `cdp` token
 //! (`?token=`, from `cdpURL`) or the owner's API key (`Authorization: Bearer`); every other caller gets 401
 //! at the handshake. The token is never logged.
 
+use crate::connections::devtools::{Slot, MAX_CONNECTIONS_PER_SESSION};
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::DEVTOOLS;
+use crate::path::Path;
 use crate::query::Query;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{FromRequestParts, Path, State};
+use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use webpilot_browser::{devtools_queue, DevtoolsScope, RelayEnd};
 use webpilot_core::{ApiError, ErrorCode};
+use webpilot_sessions::devtools::{self as relay, Devtools, RelayEnd};
 
-/// DevTools connections one session may have open at once.
-pub const MAX_CONNECTIONS_PER_SESSION: usize = 4;
 /// The largest message a client may send (bigger ones close the connection with 1009).
 const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// How long a closing connection waits for the client to take what is left and the close frame.
 const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
-
-/// Open DevTools connections per session on this node.
-#[derive(Default)]
-pub struct CdpConnections(Mutex<HashMap<String, usize>>);
-
-/// One open connection; its place is given back when dropped.
-struct Slot {
-    all: Arc<CdpConnections>,
-    session: String,
-}
-
-impl CdpConnections {
-    fn take(self: &Arc<Self>, session: &str) -> Option<Slot> {
-        let mut open = self.0.lock().ok()?;
-        let n = open.entry(session.to_owned()).or_default();
-        if *n >= MAX_CONNECTIONS_PER_SESSION {
-            return None;
-        }
-        *n += 1;
-        Some(Slot { all: self.clone(), session: session.to_owned() })
-    }
-
-    /// Connections `session` has open now.
-    fn count(&self, session: &str) -> usize {
-        self.0.lock().ok().and_then(|open| open.get(session).copied()).unwrap_or(0)
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if let Ok(mut open) = self.all.0.lock() {
-            if let Some(n) = open.get_mut(&self.session) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    open.remove(&self.session);
-                }
-            }
-        }
-    }
-}
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -115,17 +73,11 @@ async fn authorize(
     }
 }
 
-/// The session's DevTools scope on this node, or 404.
-fn scope_of(
-    state: &AppState,
-    session_id: &str,
-) -> Result<(DevtoolsScope, tokio::sync::watch::Receiver<webpilot_browser::SessionPage>), ErrorResponse> {
-    let pages = state
-        .manager
-        .pages(session_id)
+/// The session's DevTools side on this node, or 404.
+fn devtools_of(state: &AppState, session_id: &str) -> Result<Devtools, ErrorResponse> {
+    let devtools = Devtools::of(&state.manager, session_id)
         .ok_or_else(|| ApiError::new(ErrorCode::SessionNotFound, "the session has ended"))?;
-    let scope = pages.borrow().devtools();
-    Ok((scope, pages))
+    Ok(devtools)
 }
 
 /// The session's DevTools endpoint: a WebSocket (upgrade) speaking the Chrome DevTools Protocol, scoped
@@ -157,7 +109,7 @@ pub async fn connect(
     let upgrade = WebSocketUpgrade::from_request_parts(&mut parts, &state).await.map_err(|_| {
         ApiError::new(ErrorCode::InvalidParams, "the DevTools endpoint is a WebSocket: send an upgrade request")
     })?;
-    let (scope, pages) = scope_of(&state, &session_id)?;
+    let devtools = devtools_of(&state, &session_id)?;
     let slot = state.cdp.take(&session_id).ok_or_else(|| {
         let msg = format!("a session may have {MAX_CONNECTIONS_PER_SESSION} DevTools connections at once");
         ApiError::new(ErrorCode::SessionLimitReached, msg)
@@ -167,7 +119,7 @@ pub async fn connect(
         .on_upgrade(move |socket| async move {
             let (all, manager) = (state.cdp.clone(), state.manager.clone());
             manager.announce_devtools(&session_id, all.count(&session_id));
-            serve(socket, scope, pages, slot).await;
+            serve(socket, devtools, slot).await;
             manager.announce_devtools(&session_id, all.count(&session_id));
         })
         .into_response())
@@ -177,23 +129,10 @@ pub async fn connect(
 /// the socket is not read while the client's messages fill its queue to the relay, and a client that does
 /// not read what the relay sends it is closed with 1008 once its queue is full. Closes the socket with a
 /// close frame saying why the relay ended.
-async fn serve(
-    socket: WebSocket,
-    scope: DevtoolsScope,
-    mut pages: tokio::sync::watch::Receiver<webpilot_browser::SessionPage>,
-    _slot: Slot,
-) {
-    let (to_relay, from_client) = devtools_queue::queue(devtools_queue::CONNECTION_BUDGET);
-    let (to_client, mut from_relay) = devtools_queue::queue(devtools_queue::CONNECTION_BUDGET);
-    // The session ends (its pages' sender is dropped), or its browser was lost and it moved to another
-    // (a new page is sent): the client's targets are gone either way.
-    let ended = async move {
-        match pages.changed().await {
-            Ok(()) => RelayEnd::BrowserGone,
-            Err(_) => RelayEnd::SessionEnded,
-        }
-    };
-    let mut relay = tokio::spawn(scope.run(from_client, to_client, ended));
+async fn serve(socket: WebSocket, devtools: Devtools, _slot: Slot) {
+    let (to_relay, from_client) = relay::queue(relay::CONNECTION_BUDGET);
+    let (to_client, mut from_relay) = relay::queue(relay::CONNECTION_BUDGET);
+    let mut relay = webpilot_tasks::spawn_owned("devtools relay", devtools.relay(from_client, to_client));
     let mut relay_end = None;
     let (mut sink, mut stream) = socket.split();
     let mut refused: Option<(u16, &'static str)> = None;
@@ -303,8 +242,7 @@ pub async fn version(
     mut parts: Parts,
 ) -> Result<Json<serde_json::Value>, ErrorResponse> {
     let proof = authorize(&state, &session_id, q.token.as_deref(), &mut parts).await?;
-    let (scope, _) = scope_of(&state, &session_id)?;
-    let mut body = scope.version().await?;
+    let mut body = devtools_of(&state, &session_id)?.version().await?;
     let token = match proof {
         Proof::Token(t) => Some(t),
         Proof::OwnerKey => None,

@@ -1,18 +1,34 @@
-//! `/console`: the page people use to watch and drive their sessions (plain HTML, a script and the
-//! vendored Socket.IO client, all built into the binary; no build step, no CDN). The page itself is
+//! `/console`: the page people use to watch and drive their sessions (plain HTML, its ES modules, a
+//! stylesheet and the vendored Socket.IO client, all built into the binary; no build step, no CDN). The page itself is
 //! public; everything it does goes through the API with the key the person pastes in.
 
 use crate::error::ErrorResponse;
-use axum::extract::Path;
+use crate::path::Path;
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use webpilot_core::{ApiError, ErrorCode};
 
 const PAGE: &str = include_str!("../../assets/console/index.html");
-const SCRIPT: &str = include_str!("../../assets/console/console.js");
-const STYLE: &str = include_str!("../../assets/console/console.css");
-/// socket.io-client 4.8.4's `dist/socket.io.min.js` from npm (MIT, licence beside it).
-const SOCKET_IO: &str = include_str!("../../assets/console/socket.io.min.js");
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// The page's files by name: `console.js` is the entry module, which imports the others by relative path.
+/// `socket.io.min.js` is socket.io-client 4.8.4's `dist/socket.io.min.js` from npm (MIT, licence beside it).
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("console.js", include_str!("../../assets/console/console.js"), JS),
+    ("api.js", include_str!("../../assets/console/api.js"), JS),
+    ("ui.js", include_str!("../../assets/console/ui.js"), JS),
+    ("key.js", include_str!("../../assets/console/key.js"), JS),
+    ("sessions.js", include_str!("../../assets/console/sessions.js"), JS),
+    ("channel.js", include_str!("../../assets/console/channel.js"), JS),
+    ("video.js", include_str!("../../assets/console/video.js"), JS),
+    ("takeover.js", include_str!("../../assets/console/takeover.js"), JS),
+    ("recordings.js", include_str!("../../assets/console/recordings.js"), JS),
+    ("tasks.js", include_str!("../../assets/console/tasks.js"), JS),
+    ("account.js", include_str!("../../assets/console/account.js"), JS),
+    ("webhooks.js", include_str!("../../assets/console/webhooks.js"), JS),
+    ("console.css", include_str!("../../assets/console/console.css"), "text/css; charset=utf-8"),
+    ("socket.io.min.js", include_str!("../../assets/console/socket.io.min.js"), JS),
+];
 
 fn text(body: &'static str, content_type: &'static str) -> Response {
     let mut response = body.into_response();
@@ -38,12 +54,10 @@ pub async fn page() -> Response {
     text(PAGE, "text/html; charset=utf-8")
 }
 
-/// `GET /console/:asset`: the page's script, style and Socket.IO client.
+/// `GET /console/:asset`: the page's modules, style and Socket.IO client.
 pub async fn asset(Path(name): Path<String>) -> Response {
-    match name.as_str() {
-        "console.js" => text(SCRIPT, "text/javascript; charset=utf-8"),
-        "console.css" => text(STYLE, "text/css; charset=utf-8"),
-        "socket.io.min.js" => text(SOCKET_IO, "text/javascript; charset=utf-8"),
-        _ => ErrorResponse::from(ApiError::new(ErrorCode::NotFound, "no such console file")).into_response(),
+    match ASSETS.iter().find(|(file, _, _)| *file == name) {
+        Some((_, body, kind)) => text(body, kind),
+        None => ErrorResponse::from(ApiError::new(ErrorCode::NotFound, "no such console file")).into_response(),
     }
 }

@@ -3,8 +3,9 @@
 //! key the nodes share; anyone without it gets the ordinary 404.
 
 use crate::error::{error_json, ErrorResponse};
+use crate::path::Path;
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Json;

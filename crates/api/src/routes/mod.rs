@@ -3,6 +3,7 @@
 //! (`/socket.io/`), JSON 404/405 fallbacks, and the rate-limit layer on the work-starting routes.
 
 mod byte_range;
+mod cache;
 mod cdp;
 mod chat;
 mod console;
@@ -20,8 +21,6 @@ mod tasks;
 mod usage;
 mod webhooks;
 mod whep;
-
-pub use cdp::CdpConnections;
 
 use crate::error::ErrorResponse;
 use crate::openapi::{ApiDoc, SecurityAndLimits};
@@ -80,6 +79,8 @@ pub fn router(state: AppState) -> Router {
         .routes(routes!(recordings::video))
         .routes(routes!(recordings::events))
         .routes(routes!(recordings::share))
+        .routes(routes!(cache::list))
+        .routes(routes!(cache::remove))
         .routes(routes!(usage::usage))
         .routes(routes!(profiles::list))
         .routes(routes!(profiles::get, profiles::remove))

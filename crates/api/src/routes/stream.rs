@@ -4,13 +4,14 @@
 
 use crate::body::parse_json;
 use crate::error::ErrorResponse;
+use crate::path::Path;
 use crate::query::Query;
 use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::response::Response;
 use axum::Json;

@@ -2,9 +2,10 @@
 
 use crate::error::{ApiResult, ErrorBody};
 use crate::openapi::TASKS;
+use crate::path::Path;
 use crate::state::AppState;
 use crate::views::PollView;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 
 /// A task's state: running, completed, waiting on a guardrail, or failed.

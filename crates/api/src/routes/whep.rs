@@ -5,12 +5,13 @@
 
 use super::stream::{authorize, TokenQuery};
 use crate::error::ErrorResponse;
+use crate::path::Path;
 use crate::query::Query;
 use crate::state::AppState;
 use crate::stream_token::Scope;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use webpilot_core::{ApiError, ErrorCode};

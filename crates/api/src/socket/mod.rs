@@ -12,7 +12,7 @@ mod remote;
 pub(crate) use remote::answer_for_node;
 
 use crate::calls::{self, Call, Via, Wait};
-use crate::capability::SocketKey;
+use crate::connections::sockets::SocketRegistry;
 use crate::error::error_json;
 use crate::state::AppState;
 use futures::{Stream, StreamExt};
@@ -21,76 +21,14 @@ use socketioxide::extract::{AckSender, SocketRef, State, TryData};
 use socketioxide::handler::ConnectHandler;
 use socketioxide::layer::SocketIoLayer;
 use socketioxide::SocketIo;
-use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::watch;
-use tokio::task::AbortHandle;
 use webpilot_cluster::WireEvent;
 use webpilot_core::events::SessionEvent;
 use webpilot_core::{ApiError, ErrorCode};
-
-/// The connected sockets (for `GET /start/active-sockets`), each with the task forwarding its
-/// session's events; the Socket.IO handle, to close every socket at shutdown; and the key of the
-/// sessions' socket capabilities.
-#[derive(Default)]
-pub struct SocketRegistry {
-    /// By Socket.IO socket id (never shown: with the transport's id it would let anyone post as it).
-    sockets: Mutex<BTreeMap<String, Entry>>,
-    io: Mutex<Option<SocketIo>>,
-    key: SocketKey,
-}
-
-struct Entry {
-    /// The id `active-sockets` shows: random, it grants nothing.
-    public_id: String,
-    session_id: String,
-    forwarder: AbortHandle,
-}
-
-impl SocketRegistry {
-    /// A registry whose socket tokens are signed with `key` (shared by the nodes).
-    pub fn new(key: SocketKey) -> Self {
-        SocketRegistry { sockets: Mutex::default(), io: Mutex::default(), key }
-    }
-
-    /// Public ids of the connected sockets, sorted. They are not the Socket.IO or Engine.IO ids.
-    pub fn ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> =
-            self.sockets.lock().map(|m| m.values().map(|e| e.public_id.clone()).collect()).unwrap_or_default();
-        ids.sort();
-        ids
-    }
-
-    /// The `socketURL` of a session: the public base with the session's capability token.
-    pub fn socket_url(&self, public_url: &str, session_id: &str) -> String {
-        format!("{public_url}/?token={}", self.key.token(session_id))
-    }
-
-    fn add(&self, id: String, session_id: String, forwarder: AbortHandle) {
-        let public_id = format!("sock_{}", uuid::Uuid::new_v4().simple());
-        if let Ok(mut m) = self.sockets.lock() {
-            m.insert(id, Entry { public_id, session_id, forwarder });
-        }
-    }
-
-    fn remove(&self, id: &str) {
-        if let Some(entry) = self.sockets.lock().ok().and_then(|mut m| m.remove(id)) {
-            entry.forwarder.abort();
-            tracing::debug!(session = %entry.session_id, "socket forgotten");
-        }
-    }
-
-    /// Disconnects every socket (graceful shutdown); the channel accepts no one afterwards.
-    pub async fn close(&self) {
-        let io = self.io.lock().ok().and_then(|mut g| g.take());
-        if let Some(io) = io {
-            io.close().await;
-        }
-    }
-}
 
 /// How long a closing socket waits for the acks of messages still being answered.
 const ACK_GRACE: Duration = Duration::from_secs(2);
@@ -109,9 +47,7 @@ impl fmt::Display for Refusal {
 pub(crate) fn layer(state: AppState) -> SocketIoLayer {
     let (layer, io) = SocketIo::builder().with_state(state.clone()).build_layer();
     io.ns("/", on_connect.with(authorize));
-    if let Ok(mut slot) = state.sockets.io.lock() {
-        *slot = Some(io);
-    }
+    state.sockets.serve_with(io);
     layer
 }
 
@@ -136,7 +72,7 @@ async fn authorize(s: SocketRef, State(state): State<AppState>, TryData(auth): T
         return Err(UNKNOWN);
     }
     let token = token_of(&s, &auth).unwrap_or_default();
-    if !state.sockets.key.verify(&id, &token) {
+    if !state.sockets.verify(&id, &token) {
         return Err(Refusal("connect to the socketURL start-session returned: its token is missing or wrong"));
     }
     if !local {
@@ -164,7 +100,10 @@ async fn on_connect(s: SocketRef, State(state): State<AppState>, TryData(auth): 
             return;
         }
     };
-    let forwarder = tokio::spawn(forward(s.clone(), events, state.sockets.clone(), in_flight.clone()));
+    let forwarder = webpilot_tasks::spawn_owned(
+        "socket forwarder",
+        forward(s.clone(), events, state.sockets.clone(), in_flight.clone()),
+    );
     state.sockets.add(s.id.to_string(), session_id.clone(), forwarder.abort_handle());
     tracing::info!(session = %session_id, remote = remote_here, "socket connected");
     let for_messages = state.clone();

@@ -366,7 +366,7 @@ impl Relay {
                     }
                     let url = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("").to_owned();
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
-                    tokio::spawn(async move {
+                    webpilot_tasks::spawn_owned("relay adopt tab", async move {
                         if let Some(inner) = tabs.upgrade() {
                             let id = chromiumoxide::cdp::browser_protocol::target::TargetId::from(target.clone());
                             crate::adopt::adopt(&inner, &id, &url).await;

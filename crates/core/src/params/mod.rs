@@ -8,6 +8,7 @@ use crate::fields::{invalid_params, missing, out_of_bounds};
 use crate::output::OutputSchema;
 use crate::policy::normalize_domain;
 use crate::secrets::Secrets;
+use crate::vision::VisionMode;
 use serde_json::Value;
 
 /// Default and maximum session / task duration (ms).
@@ -61,6 +62,29 @@ pub struct TaskLimits {
     pub output_schema: Option<OutputSchema>,
     /// An earlier task of the same user to replay without the model (a task's own).
     pub replay_of: Option<String>,
+    /// When the model sees a screenshot of the page (`vision`; docs/agent.md).
+    pub vision: VisionMode,
+    /// Whether the action cache may replay (and record) this task (`cache`).
+    pub cache: CacheMode,
+}
+
+/// `cache` of a task: `auto` replays a cached run of the same task when there is one, and records a
+/// successful model run; `off` does neither. Without a model the cache is never used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CacheMode {
+    #[default]
+    Auto,
+    Off,
+}
+
+impl CacheMode {
+    fn parse(raw: &str) -> Result<Self, ApiError> {
+        match raw {
+            "auto" => Ok(CacheMode::Auto),
+            "off" => Ok(CacheMode::Off),
+            other => Err(invalid_params(format!("cache {other:?} is not one of \"auto\", \"off\""))),
+        }
+    }
 }
 
 impl Default for TaskLimits {
@@ -74,6 +98,8 @@ impl Default for TaskLimits {
             secrets: Secrets::default(),
             output_schema: None,
             replay_of: None,
+            vision: VisionMode::default(),
+            cache: CacheMode::Auto,
         }
     }
 }
@@ -102,7 +128,12 @@ impl TaskLimits {
             }
             Some(id) => Some(id.to_owned()),
         };
+        let cache = match f.opt_str("cache")? {
+            None => base.cache,
+            Some(raw) => CacheMode::parse(raw)?,
+        };
         Ok(TaskLimits {
+            cache,
             max_duration_ms: f
                 .opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?
                 .unwrap_or(base.max_duration_ms),
@@ -117,6 +148,7 @@ impl TaskLimits {
             secrets,
             output_schema,
             replay_of,
+            vision: VisionMode::read(f)?.unwrap_or(base.vision),
         })
     }
 }

@@ -106,3 +106,47 @@ fn a_session_id_is_read_without_surrounding_whitespace() {
     let parsed = SendMessage::parse(&json!({"sessionId": " ses_a\n", "message": {}})).unwrap();
     assert_eq!(parsed.session_id, "ses_a");
 }
+
+#[test]
+fn vision_is_read_for_sessions_and_inherited_by_tasks() {
+    use crate::vision::VisionMode;
+    let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+    assert_eq!(parse(json!({})).unwrap().limits.vision, VisionMode::Auto);
+    let session = parse(json!({"vision": "on"})).unwrap().limits;
+    assert_eq!(session.vision, VisionMode::On);
+    assert_eq!(code(parse(json!({"vision": "sometimes"}))), ErrorCode::InvalidParams);
+    let task = |v| Message::parse(&v, &session);
+    let base = json!({"actionType": "newTask", "newState": "start", "taskDetails": "x"});
+    let Ok(Message::NewTask(t)) = task(base.clone()) else { panic!("a task") };
+    assert_eq!(t.limits.vision, VisionMode::On, "inherited from the session");
+    let mut own = base.clone();
+    own["vision"] = json!("off");
+    let Ok(Message::NewTask(t)) = task(own) else { panic!("a task") };
+    assert_eq!(t.limits.vision, VisionMode::Off);
+    let mut bad = base;
+    bad["vision"] = json!(false);
+    assert_eq!(code(task(bad)), ErrorCode::InvalidParams);
+}
+
+#[test]
+fn cache_is_auto_or_off_and_a_session_value_is_its_tasks_default() {
+    let parse = |v| SessionParams::parse(&v, SessionOrigin::StartSession);
+    assert_eq!(parse(json!({})).unwrap().limits.cache, CacheMode::Auto);
+    assert_eq!(parse(json!({"cache": "auto"})).unwrap().limits.cache, CacheMode::Auto);
+    let off = parse(json!({"cache": "off"})).unwrap();
+    assert_eq!(off.limits.cache, CacheMode::Off);
+    for bad in [json!("on"), json!("OFF"), json!(""), json!(false), json!(1)] {
+        assert_eq!(code(parse(json!({ "cache": bad }))), ErrorCode::InvalidParams, "{bad}");
+    }
+    let task = |v: serde_json::Value, base: &TaskLimits| match Message::parse(&v, base).unwrap() {
+        Message::NewTask(t) => t.limits.cache,
+        other => panic!("{other:?}"),
+    };
+    let new = |extra: serde_json::Value| {
+        let mut m = json!({"actionType": "newTask", "newState": "start", "taskDetails": "x"});
+        m.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        m
+    };
+    assert_eq!(task(new(json!({})), &off.limits), CacheMode::Off, "inherited from the session");
+    assert_eq!(task(new(json!({"cache": "auto"})), &off.limits), CacheMode::Auto);
+}

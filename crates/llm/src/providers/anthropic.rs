@@ -186,7 +186,9 @@ mod tests {
         }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, Router::new().route("/v1/messages", post(messages))).await });
+        webpilot_tasks::spawn_owned("test anthropic server", async move {
+            axum::serve(listener, Router::new().route("/v1/messages", post(messages))).await
+        });
         let model = crate::build(&LlmConfig {
             provider: Provider::Anthropic,
             base_url: format!("http://{addr}/v1"),

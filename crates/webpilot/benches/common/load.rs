@@ -38,7 +38,7 @@ fn run(url: String, connections: usize, length: Duration, rate: Option<f64>) -> 
         let mut workers = Vec::new();
         for i in 0..connections {
             let url = url.clone();
-            workers.push(tokio::spawn(async move {
+            workers.push(webpilot_tasks::spawn_owned("load worker", async move {
                 let client = reqwest::Client::builder().pool_max_idle_per_host(1).build().expect("client");
                 let mut times = Vec::new();
                 let mut errors = 0;

@@ -309,8 +309,9 @@ async fn a_crashed_page_is_reported_to_the_model_which_carries_on_in_a_new_tab()
         while model.requests().len() < 2 {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        // Kept fixed: the agent starts its 3-second wait after the reply; no event marks that moment.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The second request carries the loaded page's observation: the page is up. Whenever the renderer dies
+        // from here on (while the model answers or during the 3-second wait), the next look at the page meets
+        // the crash.
         let browsers = app.app().manager.pool().pids().await;
         let renderers: Vec<u32> =
             browsers.into_iter().flat_map(process_tree).filter(|p| cmdline(*p).contains("--type=renderer")).collect();
@@ -338,7 +339,8 @@ async fn the_model_selects_an_option_and_sees_a_screenshot_when_it_takes_images(
         Reply::done("Pro selected."),
     ]);
     let key = app.key().await;
-    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "choose the pro plan" })).await;
+    let body = json!({ "taskDetails": "choose the pro plan", "vision": "on" });
+    let r = app.post("/start/run-task", &key, body).await;
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let reqs = model.requests();
     assert!(last_observation(&reqs[1]).contains("options: Basic | Pro | Team"), "{}", last_observation(&reqs[1]));

@@ -1,7 +1,9 @@
 //! The console (`/console`) in a real headless Chromium: a person pastes a key, starts a session,
 //! watches its live video, sends a task and sees its events, takes over with a click on the video
 //! that lands on the page at the spec's coordinates, and answers the agent's question in place; and its
-//! layout and states in Playwright at a laptop's, a desktop's and a phone's size. With
+//! layout and states in Playwright at a laptop's, a desktop's and a phone's size; its session tools (the
+//! list's titles, starting with options, the task history) and account page (balance, usage, files,
+//! profiles, webhooks) and its light and dark schemes in Playwright too. With
 //! `WEBPILOT_CONSOLE_SCREENSHOT=<path>` the layout test also saves a screenshot of the console watching a
 //! session at 1280 × 800 (docs/console.png is made this way).
 
@@ -109,7 +111,7 @@ async fn a_person_watches_a_session_sends_a_task_and_takes_over_in_the_console()
     eval_until(&console, question, Duration::from_secs(20), "the guardrail question shown", |q| q == "Which word?")
         .await;
     type_into(&console, "#guardrail-answer", "blue").await;
-    click(&console, "#guardrail button").await;
+    click(&console, "#guardrail button[type=submit]").await;
     eval_until(&console, LOG, Duration::from_secs(20), "the answered task completed", |l| {
         completed_after(l, "guardrail answer: blue")
     })
@@ -163,13 +165,25 @@ async fn the_session_list_shows_only_the_callers_live_sessions_and_the_console_f
     assert_eq!(page.status(), 200);
     assert!(page.headers()["content-security-policy"].to_str().unwrap_or_default().contains("script-src 'self'"));
     assert!(page.text().await.unwrap_or_default().contains("/console/console.js"));
-    for (file, kind) in
-        [("console.js", "text/javascript"), ("console.css", "text/css"), ("socket.io.min.js", "text/javascript")]
-    {
+    for (file, kind) in [("console.css", "text/css"), ("socket.io.min.js", "text/javascript")] {
         let r = app.client.get(format!("{}/console/{file}", app.base)).send().await.expect("GET");
         assert_eq!(r.status(), 200, "{file}");
         assert!(r.headers()["content-type"].to_str().unwrap_or_default().starts_with(kind), "{file}");
     }
+    // The entry module and every module it imports, followed through their `from './x.js'` lines.
+    let (mut todo, mut seen) = (vec!["console.js".to_owned()], Vec::<String>::new());
+    while let Some(file) = todo.pop() {
+        if seen.contains(&file) {
+            continue;
+        }
+        let r = app.client.get(format!("{}/console/{file}", app.base)).send().await.expect("GET");
+        assert_eq!(r.status(), 200, "{file}");
+        assert!(r.headers()["content-type"].to_str().unwrap_or_default().starts_with("text/javascript"), "{file}");
+        let body = r.text().await.unwrap_or_default();
+        todo.extend(body.split("from './").skip(1).filter_map(|rest| rest.split('\'').next()).map(str::to_owned));
+        seen.push(file);
+    }
+    assert!(seen.len() > 5, "the console's modules: {seen:?}");
     app.get("/console/nothing.js").await.assert_error(404, "NOT_FOUND");
     app.stop().await;
 }
@@ -202,7 +216,8 @@ async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_consol
     .await;
     click(&console, "#recordings li button").await;
     // The video plays: it has a duration, and its playhead moves.
-    let playing = "(() => { const v = document.getElementById('recording'); return { duration: v.duration, at: v.currentTime, width: v.videoWidth }; })()";
+    let playing = "(() => { const v = document.getElementById('recording'); return { duration: v.duration || 0, at: v.currentTime, width: v.videoWidth, \
+                   status: document.getElementById('status').textContent, src: v.src }; })()";
     let shown = eval_until(&console, playing, Duration::from_secs(20), "the video playing", |v| {
         v["duration"].as_f64().is_some_and(|d| d > 3.0) && v["at"].as_f64().is_some_and(|t| t > 0.3)
     })
@@ -238,6 +253,19 @@ async fn a_person_plays_a_recording_and_seeks_it_from_its_timeline_in_the_consol
     })
     .await;
     assert!(sought["current"].as_str().is_some_and(|c| c.contains("navigate")), "{sought}");
+    // Share link and download: both are the read-only link, and it serves the video.
+    click(&console, "#share").await;
+    let links = "(() => { const a = document.getElementById('download'); \
+                 return { share: document.getElementById('share-url').value, download: a.href, name: a.download }; })()";
+    let links = eval_until(&console, links, Duration::from_secs(5), "the share link shown", |v| {
+        v["share"].as_str().is_some_and(|s| s.contains("/recordings/"))
+    })
+    .await;
+    assert_eq!(links["share"], links["download"], "{links}");
+    assert_eq!(links["name"], format!("{sid}.webm"), "{links}");
+    let video = app.client.get(links["share"].as_str().unwrap_or_default()).send().await.expect("GET the link");
+    assert_eq!(video.status(), 200);
+    assert_eq!(video.headers()["content-type"], "video/webm");
     viewer.close().await;
     app.stop().await;
 }
@@ -271,5 +299,40 @@ async fn the_console_fits_a_laptop_a_desktop_and_a_phone_and_shows_its_states() 
     // The laptop's video fills its column (not its native 1024 px), the phone's the phone's width.
     let width = |i: usize| viewports[i]["screen"][0].as_f64().unwrap_or(0.0);
     assert!(width(0) < 1024.0 && width(1) > 1024.0 && width(2) < 390.0, "{seen}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn the_console_lists_sessions_starts_with_options_shows_task_history_and_runs_the_account_page() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    // A live session on a blue page, with a file in its area, for the list and the files page.
+    let live = app.start_session(&key, json!({ "startingUrl": app.site.url("/paint?bg=0000ff") })).await;
+    let upload = app
+        .client
+        .post(format!("{}/sessions/{live}/files?name=notes.txt", app.base))
+        .bearer_auth(&key)
+        .body("hello from webpilot")
+        .send()
+        .await
+        .expect("upload");
+    assert_eq!(upload.status(), 200);
+    let site = app.site.url("/");
+    let args = [app.base.as_str(), key.as_str(), site.as_str(), live.as_str()];
+    let seen = crate::clients::run_python("console_pages.py", &args, &[], Duration::from_secs(120)).await;
+    println!("{seen}");
+    assert!(seen["listed"][0].as_str().is_some_and(|t| t.contains("/paint?bg=ff0000")), "{seen}");
+    assert_eq!((&seen["task"][0], &seen["task"][2]), (&json!("report the title"), &json!("Paint ff0000")), "{seen}");
+    assert_eq!(seen["boxes"].as_array().map(Vec::len), Some(1), "the video box moved: {seen}");
+    assert_eq!(seen["file"], json!(["notes.txt", "hello from webpilot"]), "{seen}");
+    assert_eq!(seen["profile"], "exported and deleted", "{seen}");
+    assert!(seen["webhook"][0].as_str().is_some_and(|m| m.contains("<img src=x")), "{seen}");
+    for scheme in ["light", "dark"] {
+        assert!(seen[scheme][0].as_f64().is_some_and(|r| r >= 7.0), "{scheme}: {seen}");
+    }
+    // The session started from the console was recorded.
+    let started = seen["started"].as_str().expect("the started session");
+    let r = app.client.get(format!("{}/recordings/{started}", app.base)).bearer_auth(&key).send().await.expect("GET");
+    assert_eq!(r.status(), 200);
     app.stop().await;
 }

@@ -80,6 +80,31 @@ async fn a_malformed_query_string_gets_the_json_error_body_on_every_route() {
     app.stop().await;
 }
 
+/// A path segment that is not valid percent-encoded UTF-8 (`%FF`) is refused like a bad query string: the
+/// spec's JSON error body with `INVALID_PARAMS`, never axum's plain-text rejection.
+#[tokio::test]
+async fn a_malformed_path_segment_gets_the_json_error_body_on_every_route() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    for path in [
+        "/sessions/%FF/files",
+        "/sessions/ses_x/files/%FF",
+        "/task/%FF/tsk_x",
+        "/recordings/%FF",
+        "/recordings/%FF/video.webm",
+        "/profiles/%FF",
+        "/webhooks/%FF/deliveries",
+        "/stream/%FF/view",
+        "/cdp/%FF/json/version",
+        "/console/%FF",
+    ] {
+        let r = get_json(&app, path, Some(&key)).await;
+        r.assert_error(400, "INVALID_PARAMS");
+        assert!(r.body["message"].as_str().is_some_and(|m| m.contains("path")), "{path}: {}", r.body);
+    }
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn a_webhook_with_an_empty_event_list_is_refused_and_omitting_it_means_all() {
     let app = TestApp::spawn().await;

@@ -165,8 +165,13 @@ async fn tokens_must_be_right_and_unexpired_and_shared_links_are_read_only() {
     let refused =
         app.post_raw(&format!("/stream/{sid}/interaction?token={shared_token}"), None, click.to_string()).await;
     refused.assert_error(401, "UNAUTHORIZED");
-    // Kept fixed: a timer is the point (the link's ttl runs out).
-    tokio::time::sleep(Duration::from_millis(5500)).await;
+    // The link's ttl runs out: polled (the answer's status only, as a live view streams) until it is refused.
+    let view = format!("{}/stream/{sid}/view?token={shared_token}", app.base);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while app.client.get(&view).send().await.expect("view").status() != 401 {
+        assert!(Instant::now() < deadline, "the shared link still opens 15 s after its 5 s ttl");
+        tokio::time::sleep(crate::helpers::POLL).await;
+    }
     let expired = app.get(&format!("/stream/{sid}/view?token={shared_token}")).await;
     expired.assert_error(401, "UNAUTHORIZED");
     assert!(expired.body["message"].as_str().unwrap_or_default().contains("expired"), "{}", expired.body);

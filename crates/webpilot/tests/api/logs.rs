@@ -31,6 +31,12 @@ impl Logs {
         logs
     }
 
+    /// Waits until a line containing `needle` has been written (the service logs after it answers).
+    pub async fn wait_for(&self, needle: &str) {
+        let what = format!("a log line with {needle:?}");
+        crate::helpers::wait_until(std::time::Duration::from_secs(10), &what, || self.text().contains(needle)).await;
+    }
+
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
     }

@@ -2,9 +2,11 @@
 //! fixture website. One binary, one module per area.
 
 mod clients;
+mod doc_examples;
 mod helpers;
 mod sio;
 
+mod action_cache;
 mod agent;
 mod agent_answers;
 mod auth;
@@ -61,6 +63,7 @@ mod socket_security;
 mod states;
 mod usage;
 mod validation;
+mod vision;
 mod webhook_fairness;
 mod webhooks;
 mod whep;

@@ -5,6 +5,7 @@
 use crate::clients::{run_node, run_python};
 use crate::helpers::TestApp;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// The Endpoints part of the service interface (shared/spec/service-interface.md, "## Endpoints"), in
@@ -64,6 +65,29 @@ async fn openapi_document_holds_every_spec_endpoint() {
         assert!(doc["components"]["schemas"][schema].is_object(), "no {schema} schema");
     }
     assert_eq!(doc["servers"][0]["url"], app.base.as_str(), "servers: {}", doc["servers"]);
+    // Links: each names an operation of the document, and only parameters that operation has.
+    let mut operations: HashMap<&str, &Value> = HashMap::new();
+    for item in doc["paths"].as_object().expect("paths").values() {
+        for op in item.as_object().expect("a path item").values() {
+            if let Some(id) = op["operationId"].as_str() {
+                operations.insert(id, op);
+            }
+        }
+    }
+    let mut links = 0;
+    for op in operations.values() {
+        for link in op["responses"]["200"]["links"].as_object().into_iter().flat_map(|l| l.values()) {
+            let id = link["operationId"].as_str().expect("a link names its operation");
+            let target = operations.get(id).unwrap_or_else(|| panic!("a link to {id}, which is not in the document"));
+            let names: Vec<&str> =
+                target["parameters"].as_array().into_iter().flatten().filter_map(|p| p["name"].as_str()).collect();
+            for name in link["parameters"].as_object().expect("parameters").keys() {
+                assert!(names.contains(&name.as_str()), "a link gives {id} a parameter {name} it lacks: {names:?}");
+            }
+            links += 1;
+        }
+    }
+    assert!(links >= 15, "{links} links");
     // Every union is a oneOf of named components with a discriminator that maps each tag.
     for (schema, tag, members) in [
         ("Message", "actionType", 4),
@@ -171,10 +195,19 @@ async fn schemathesis_finds_no_server_error_and_no_schema_mismatch() {
     // the pool's 503 NO_INSTANCES_AVAILABLE (documented, but a 5xx to not_a_server_error).
     let app = TestApp::spawn_with(|s| s.arg("task-wait-ms", 1000).arg("max-sessions-per-user", 2)).await;
     let (_, key) = app.user(100.0).await;
-    let mut args = vec!["8", "40"];
+    let mut args = vec!["8", "32"];
     args.extend_from_slice(NOT_FUZZED);
-    let env = [("WEBPILOT_BASE", app.base.as_str()), ("WEBPILOT_KEY", key.as_str())];
+    let (_, stateful_key) = app.user(100.0).await;
+    let env = [
+        ("WEBPILOT_BASE", app.base.as_str()),
+        ("WEBPILOT_KEY", key.as_str()),
+        ("WEBPILOT_STATEFUL_KEY", stateful_key.as_str()),
+    ];
     let out = run_python("schemathesis_run.py", &args, &env, Duration::from_secs(120)).await;
     assert_eq!(out["passed"], true, "{out}");
+    // The stateful phase ran chains of calls, on the document's links (openapi/links.rs) and the ones it infers.
+    // How many links a chain reaches in its few seconds varies with the machine's speed, so it is not asserted.
+    assert!(out["scenarios"].as_u64().is_some_and(|n| n > 0), "no stateful scenario ran: {out}");
+    assert!(out["linksSelected"].as_u64().is_some_and(|n| n >= 15), "the document's links were not seen: {out}");
     app.stop().await;
 }

@@ -103,16 +103,20 @@ async fn the_async_python_sdk_runs_planner_tasks_takes_input_and_retries_a_429_a
 async fn the_python_sdk_passes_mypy_strict() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let cache = tempfile::tempdir().expect("tempdir");
+    // The Python blocks of docs/examples.md, as one module, so the documented calls are the SDK's.
+    let examples = cache.path().join("docs_examples.py");
+    std::fs::write(&examples, crate::doc_examples::python_program()).expect("write the docs' examples");
     let mut cmd = tokio::process::Command::new("python3");
     cmd.current_dir(&repo)
         .args(["-m", "mypy", "--strict", "--config-file", "sdk/python/pyproject.toml", "--cache-dir"])
         .arg(cache.path())
-        // The SDK and the two scripts that use it: its public API is typed for its callers too.
+        // The SDK, the two scripts that use it and the docs' examples: its public API is typed for its callers too.
         .args([
             "sdk/python/src/webpilot",
             "crates/webpilot/tests/clients/sdk_python_session.py",
             "crates/webpilot/tests/clients/sdk_python_async.py",
         ])
+        .arg(&examples)
         .env("MYPYPATH", sdk_src())
         .kill_on_drop(true);
     let out = tokio::time::timeout(Duration::from_secs(120), cmd.output())

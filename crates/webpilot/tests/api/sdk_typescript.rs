@@ -37,11 +37,15 @@ fn assert_ok(what: &str, out: &Output) {
     );
 }
 
-/// `tsc --strict` (the SDK's tsconfig) over the SDK and its test program, into `dist-test/`.
+/// `tsc --strict` (the SDK's tsconfig) over the SDK, its test program and the docs' examples, into `dist-test/`.
 async fn compile() {
     let tsc = sdk_dir().join("node_modules/typescript/bin/tsc");
     assert!(tsc.exists(), "the SDK's dependencies are missing: run `npm install --prefix sdk/typescript`");
     let tsc = tsc.to_string_lossy().into_owned();
+    // The TypeScript blocks of docs/examples.md, as one module beside the test program (gitignored), so the
+    // documented calls are the SDK's.
+    let examples = sdk_dir().join("test/docs_examples.ts");
+    std::fs::write(&examples, crate::doc_examples::typescript_program()).expect("write the docs' examples");
     let out = node(&[&tsc, "-p", "tsconfig.test.json", "--strict"], Duration::from_secs(120)).await;
     assert_ok("tsc --strict", &out);
     // Nothing Node-only is imported when the SDK loads, so it bundles for a browser.

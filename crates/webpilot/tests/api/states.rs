@@ -198,8 +198,8 @@ async fn a_stopped_task_leaves_its_session_open_whatever_terminate_on_completion
     let opened = app.start_session(&key, json!({ "terminateOnCompletion": true })).await;
     let started = app.new_task(&key, &opened, long).await;
     assert_eq!(started.status, 200, "{}", started.body);
+    // Both start calls answered after their 100 ms inline wait (`--task-wait-ms`), with the tasks running.
     for sid in [&from_run_task, &opened] {
-        tokio::time::sleep(Duration::from_millis(300)).await;
         let stop = app.state(&key, sid, "stop").await;
         assert_eq!(stop.status, 200, "{}", stop.body);
         // The session stays open: it is not ended, and it takes (and completes) a new task, which a session

@@ -145,7 +145,7 @@ def one_viewport(browser, base, key, site, width, height, shot):
         check(page.text_content("#guardrail-question") == "Which word?", "the question shown")
         no_overflow(page, f"{when} guardrail")
         page.fill("#guardrail-answer", "blue")
-        page.click("#guardrail button")
+        page.click("#guardrail button[type=submit]")
         page.wait_for_selector("#guardrail", state="hidden")
         page.wait_for_function("() => Array.from(document.querySelectorAll('#log li')).some((li) => "
                                "li.textContent.includes('task_completed'))", timeout=20_000)

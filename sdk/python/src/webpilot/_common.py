@@ -22,6 +22,7 @@ _FIELDS = {
     "secrets": "secrets",
     "output_schema": "outputSchema",
     "replay_of": "replayOf",
+    "vision": "vision",
     "terminate_on_completion": "terminateOnCompletion",
     "mode": "mode",
     "proxies": "proxies",

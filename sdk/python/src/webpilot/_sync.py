@@ -111,7 +111,7 @@ class Session:
     def submit(self, task: str, **options: Any) -> Task:
         """Starts a task (``newTask``) and returns it once the service's inline wait (up to 50 s) is over;
         ``options``: ``starting_url``, ``max_duration``, ``max_input_tokens``, ``max_output_tokens``,
-        ``avoid_domains``, ``secrets``, ``output_schema``, ``replay_of``, ``terminate_on_completion``."""
+        ``avoid_domains``, ``secrets``, ``output_schema``, ``replay_of``, ``vision``, ``terminate_on_completion``."""
         answer = self.send(c.new_task(task, **options))
         sid, tid = c.task_ids(answer, self.session_id)
         return Task(self._t, sid, tid, TaskState.from_json(sid, tid, answer))

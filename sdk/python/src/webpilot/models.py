@@ -188,7 +188,7 @@ class TaskResult:
     JSON: ClassVar[Dict[str, str]] = {
         "message": "message", "output": "output", "prompt_tokens": "prompt_tokens",
         "completion_tokens": "completion_tokens", "total_tokens": "total_tokens",
-        "completion_time": "completion_time", "replay": "replay",
+        "completion_time": "completion_time", "replay": "replay", "cache": "cache",
     }  # fmt: skip
     session_id: str
     task_id: str
@@ -199,6 +199,8 @@ class TaskResult:
     total_tokens: int
     completion_time: Optional[float]
     replay: Optional[Json]
+    #: What the action cache did: ``hit``, ``healed``, ``miss`` or ``off``; ``None`` without a model.
+    cache: Optional[str]
     usage: Optional[Usage]
     completed_at: Optional[str]
     raw: Json = field(repr=False, compare=False)
@@ -209,7 +211,7 @@ class TaskResult:
         return cls(
             session_id, task_id, _s(data, "message"), data.get("output"), _i(data, "prompt_tokens"),
             _i(data, "completion_tokens"), _i(data, "total_tokens"), _of(data, "completion_time"),
-            replay if isinstance(replay, dict) else None, Usage.from_json(usage) if usage else None,
+            replay if isinstance(replay, dict) else None, _os(data, "cache"), Usage.from_json(usage) if usage else None,
             _os(body, "completedAt"), body,
         )  # fmt: skip
 

@@ -4,6 +4,40 @@
  */
 
 export interface paths {
+    "/cache": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's cached runs that have not expired, most recently written first. */
+        get: operations["listCache"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cache/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes one cached run: the next run of its task asks the model again. */
+        delete: operations["deleteCacheEntry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cdp/{sessionId}": {
         parameters: {
             query?: never;
@@ -716,6 +750,46 @@ export interface components {
          * @description Raw bytes: a body that is not JSON (a video, a file, JPEG frames).
          */
         Binary: string;
+        /** @description A deletion's answer. */
+        CacheEntryDeleted: {
+            message: string;
+            success: boolean;
+        };
+        /** @description A cached run (never its steps, which may name what was typed). */
+        CacheEntryView: {
+            createdAt: string;
+            expiresAt: string;
+            /**
+             * Format: int64
+             * @description Times it was replayed.
+             */
+            hits: number;
+            id: string;
+            /** @description The start page's origin and path. */
+            startingUrl: string;
+            /** @description How many steps it replays. */
+            steps: number;
+            /** @description The task text it was recorded for. */
+            taskDetails: string;
+            /**
+             * Format: int64
+             * @description Model tokens the recorded run used (what a hit saves).
+             */
+            tokens: number;
+            updatedAt: string;
+        };
+        /** @description Body of `GET /cache`. */
+        CacheList: {
+            entries: components["schemas"]["CacheEntryView"][];
+            success: boolean;
+            /**
+             * Format: int64
+             * @description The caller's entries in all.
+             */
+            total: number;
+        };
+        /** @enum {string} */
+        CacheMode: "auto" | "off";
         /** @description Body of a non-streaming chat completion. */
         ChatCompletion: {
             choices: components["schemas"]["Choice"][];
@@ -1379,6 +1453,8 @@ export interface components {
          *     order the responses have always had.
          */
         ResultData: {
+            /** @description What the action cache did (`hit`, `healed`, `miss`, `off`); absent when no model is configured. */
+            cache?: string | null;
             /**
              * Format: double
              * @description Seconds.
@@ -1462,6 +1538,7 @@ export interface components {
         SessionOptions: {
             /** @description Domains the agent must not visit. */
             avoidDomains?: string[] | null;
+            cache?: components["schemas"]["CacheMode"] | null;
             /**
              * Format: int64
              * @description Session timeout in ms (default and maximum 300000).
@@ -1485,6 +1562,7 @@ export interface components {
             } | null;
             /** @description An absolute http or https URL; a blank page when absent or null. */
             startingUrl?: string | null;
+            vision?: components["schemas"]["Vision"] | null;
         };
         /** @description Body of start-session. */
         SessionStarted: {
@@ -1813,6 +1891,8 @@ export interface components {
             sessionId?: string | null;
             taskId?: string | null;
         };
+        /** @enum {string} */
+        Vision: "off" | "auto" | "on";
         WebhookCreated: components["schemas"]["WebhookView"] & {
             /** @description Shown once: the `whsec_…` secret that signs every delivery. */
             secret: string;
@@ -1847,6 +1927,125 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listCache: {
+        parameters: {
+            query?: {
+                /** @description 1 to 200 (default 50). */
+                limit?: number;
+                /** @description At least 0. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's cached runs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CacheList"];
+                };
+            };
+            /** @description `INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `ACCOUNT_DEACTIVATED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteCacheEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CacheEntryDeleted"];
+                };
+            };
+            /** @description `UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `ACCOUNT_DEACTIVATED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `NOT_FOUND` (no such entry, or another user's) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     connectDevtools: {
         parameters: {
             query?: {

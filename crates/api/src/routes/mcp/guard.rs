@@ -4,9 +4,9 @@
 //! `jsonrpc: "2.0"`, and a request whose id is already in flight on its session (JSON-RPC -32600,
 //! `MCP_INVALID_REQUEST`); and turns rmcp's plain-text "session not found" into the JSON-RPC error.
 
-use super::registry::{Full, Place, Registry};
 use super::{jsonrpc_error, server::JSONRPC_SESSION_NOT_FOUND};
 use crate::auth::AuthUser;
+use crate::connections::mcp::{Full, Place, Registry};
 use crate::error::ErrorResponse;
 use crate::state::AppState;
 use axum::body::{to_bytes, Body};

@@ -3,7 +3,6 @@
 //! manager wrapped by `sessions`, which keeps the `registry` of owners and places in step.
 
 mod guard;
-mod registry;
 mod remote;
 mod server;
 mod sessions;
@@ -28,7 +27,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(state.config.mcp_allowed_hosts.clone())
         .with_cancellation_token(state.config.shutdown.child_token());
-    let registry = registry::Registry::new(state.config.mcp_limits.clone());
+    let registry = crate::connections::mcp::Registry::new(state.config.mcp_limits.clone());
     let for_factory = state.clone();
     let service = StreamableHttpService::new(
         move || Ok(McpServer { state: for_factory.clone() }),

@@ -2,7 +2,7 @@
 //! recorded, a session that ends (DELETE, idle expiry, shutdown) is forgotten and its place given back,
 //! and a request's id stops being in flight once the handler's answer is routed to its stream.
 
-use super::registry::Registry;
+use crate::connections::mcp::Registry;
 use futures::Stream;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{

@@ -4,11 +4,22 @@
 //! A place is reserved before an `initialize` reaches rmcp and kept by the session it made; the
 //! session's end (DELETE, idle expiry, shutdown) gives it back.
 
-use crate::state::McpLimits;
 use rmcp::transport::streamable_http_server::session::SessionId;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use webpilot_core::UserId;
+
+/// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,
+/// `--mcp-idle-timeout-ms`).
+#[derive(Debug, Clone)]
+pub struct McpLimits {
+    /// Sessions one user may hold on this node.
+    pub per_user: usize,
+    /// Sessions this node holds for all users together.
+    pub total: usize,
+    /// A session with no message for this long ends.
+    pub idle: std::time::Duration,
+}
 
 /// Why an `initialize` was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,204 @@
+//! The action cache: a successful model run is kept (by the session layer's [`ActionCache`]) under a key
+//! made of the normalized task text, the start page's origin and path and a fingerprint of that page;
+//! when the same user starts the same task there again, its steps are replayed without the model, each
+//! step's target checked first (the locator and check code `replayOf` uses, `replay.rs`). A step whose
+//! target is missing or ambiguous hands the task to the model, with the run so far in its context, and
+//! the healed run replaces the entry. An answer read from the page (an `extract` or `find` step, or an
+//! `outputSchema`) is never taken from the cache: the model reads it from the page again.
+
+use crate::model::Action;
+use crate::replay::{follow, handover_note, Followed};
+use crate::trace::TraceStep;
+use crate::{Agent, AgentContext, AgentError, AgentTask};
+use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+use webpilot_browser::PageSnapshot;
+
+/// What the cache did for a task (`data.cache`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    /// Every cached step's target was found; the model was not asked to act.
+    Hit,
+    /// A cached step's target was missing or ambiguous; the model took over and the entry was rewritten.
+    Healed,
+    /// Nothing was cached for this task; a successful run was recorded.
+    Miss,
+    /// The cache was not used (`cache: "off"`, or a `replayOf` task).
+    Off,
+}
+
+impl CacheUse {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheUse::Hit => "hit",
+            CacheUse::Healed => "healed",
+            CacheUse::Miss => "miss",
+            CacheUse::Off => "off",
+        }
+    }
+}
+
+/// Where a task's cached run is filed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheKey {
+    /// Hex SHA-256 of the normalized task text, the start URL and the page fingerprint.
+    pub digest: String,
+    pub task_text: String,
+    /// The start page's origin and path (no query, no fragment).
+    pub start_url: String,
+}
+
+/// A cached run.
+#[derive(Debug, Clone)]
+pub struct CachedRun {
+    pub id: String,
+    pub steps: Vec<TraceStep>,
+    /// Model tokens the recorded run used.
+    pub tokens: u64,
+}
+
+/// The user's cache entries, as the session layer keeps them. Failures are the implementation's to log;
+/// a cache that cannot be read is a miss, one that cannot be written is skipped.
+#[async_trait]
+pub trait ActionCache: Send + Sync {
+    async fn lookup(&self, key: &CacheKey) -> Option<CachedRun>;
+    /// Counts a replay of entry `id`.
+    async fn hit(&self, id: &str);
+    /// Stores (or rewrites) the run under `key`.
+    async fn save(&self, key: &CacheKey, steps: &[TraceStep], tokens: u64);
+}
+
+/// The task text as the key reads it: lower case, words separated by single spaces, no final stop.
+pub fn normalize(text: &str) -> String {
+    let words: Vec<_> = text.split_whitespace().collect();
+    words.join(" ").to_lowercase().trim_end_matches(['.', '!', '?', ' ']).to_owned()
+}
+
+/// The start page's origin and path; the URL as given when it does not parse.
+fn origin_and_path(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => format!("{}{}", u.origin().ascii_serialization(), u.path()),
+        Err(_) => url.to_owned(),
+    }
+}
+
+/// The key of `task_text` started on the page of `snap`. The page fingerprint is its title: what tells
+/// apart two pages behind one path (a logged-in and a logged-out view) and stays when a button is renamed
+/// or moved, which the replay heals.
+pub fn key(task_text: &str, snap: &PageSnapshot) -> CacheKey {
+    let text = normalize(task_text);
+    let start_url = origin_and_path(&snap.url);
+    let fingerprint = snap.title.trim();
+    let mut h = Sha256::new();
+    for part in [text.as_str(), start_url.as_str(), fingerprint] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    CacheKey { digest: hex::encode(h.finalize()), task_text: task_text.trim().to_owned(), start_url }
+}
+
+/// Whether the run's answer came from the page's content (so a replay must read it again).
+fn answer_from_page(steps: &[TraceStep], task: &AgentTask) -> bool {
+    task.limits.output_schema.is_some()
+        || steps.iter().any(|s| matches!(s.action, Action::Extract | Action::Find { .. }))
+}
+
+/// Whether a trace is worth keeping: it ends with a successful answer.
+fn complete(steps: &[TraceStep]) -> bool {
+    matches!(steps.last(), Some(TraceStep { action: Action::Done { success: true, .. }, .. }))
+}
+
+/// Model tokens this task used so far.
+fn used(ctx: &AgentContext) -> u64 {
+    let u = ctx.usage.snapshot();
+    u.input_tokens + u.output_tokens
+}
+
+/// Runs `task` through the cache: replays a cached run of it when there is one (handing over to `agent`
+/// where the page changed), else lets `agent` do it; a successful model run is stored.
+pub async fn run(
+    agent: &dyn Agent,
+    task: AgentTask,
+    ctx: &AgentContext,
+    cache: &dyn ActionCache,
+) -> (Result<String, AgentError>, CacheUse) {
+    let key = match ctx.page.snapshot().await {
+        Ok(snap) => key(&task.details, &snap),
+        Err(e) => {
+            tracing::debug!(error = %e, "no snapshot of the start page; the action cache is skipped");
+            return (agent.run(task, ctx.clone()).await, CacheUse::Off);
+        }
+    };
+    let Some(cached) = cache.lookup(&key).await else {
+        let result = agent.run(task, ctx.clone()).await;
+        save(cache, &key, ctx, &result, used(ctx)).await;
+        return (result, CacheUse::Miss);
+    };
+    ctx.events.update(format!("replaying a cached run of this task ({} steps) without the model", cached.steps.len()));
+    let from_page = answer_from_page(&cached.steps, &task);
+    let (at, why) = match follow(ctx, &cached.steps, task.limits.output_schema.as_ref(), !from_page).await {
+        Err(e) => return (Err(e), CacheUse::Hit),
+        Ok(Followed::Done(message)) => {
+            cache.hit(&cached.id).await;
+            return (Ok(message), CacheUse::Hit);
+        }
+        Ok(Followed::Stopped { at, why }) => (at, why),
+    };
+    let replayed = at.saturating_sub(1).min(cached.steps.len());
+    // Stopped only at its answer, which is read again from the page: every target was found.
+    let only_the_answer = from_page && replayed + 1 == cached.steps.len() && complete(&cached.steps);
+    ctx.events.update(format!("the cached run stopped ({why}); the model takes over"));
+    let mut task = task;
+    task.context.push(("system".into(), handover_note(&cached.steps[..replayed], cached.steps.len())));
+    let result = agent.run(task, ctx.clone()).await;
+    if only_the_answer {
+        if result.is_ok() {
+            cache.hit(&cached.id).await;
+        }
+        return (result, CacheUse::Hit);
+    }
+    save(cache, &key, ctx, &result, cached.tokens.max(used(ctx))).await;
+    (result, CacheUse::Healed)
+}
+
+/// Stores the task's trace under `key` when the task succeeded with a complete trace.
+async fn save(
+    cache: &dyn ActionCache,
+    key: &CacheKey,
+    ctx: &AgentContext,
+    result: &Result<String, AgentError>,
+    tokens: u64,
+) {
+    let steps = ctx.trace.steps();
+    if result.is_ok() && complete(&steps) {
+        cache.save(key, &steps, tokens).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(url: &str, title: &str) -> PageSnapshot {
+        PageSnapshot {
+            url: url.into(),
+            title: title.into(),
+            tree: Vec::new(),
+            scroll_y: 0.0,
+            page_height: 0.0,
+            viewport_height: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_key_ignores_case_spacing_query_and_fragment_but_not_path_title_or_words() {
+        let a = key("Add  product 29 to the cart.", &snap("http://a.test/shop?layout=frames#x", "Shop"));
+        let b = key("add product 29 to the cart", &snap("http://a.test/shop", "Shop"));
+        assert_eq!(a.digest, b.digest);
+        assert_eq!(a.start_url, "http://a.test/shop");
+        assert_ne!(a.digest, key("add product 28 to the cart", &snap("http://a.test/shop", "Shop")).digest);
+        assert_ne!(a.digest, key("add product 29 to the cart", &snap("http://a.test/cart", "Shop")).digest);
+        assert_ne!(a.digest, key("add product 29 to the cart", &snap("http://b.test/shop", "Shop")).digest);
+        assert_ne!(a.digest, key("add product 29 to the cart", &snap("http://a.test/shop", "Login")).digest);
+    }
+}

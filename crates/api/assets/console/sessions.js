@@ -1,0 +1,131 @@
+// The session list (the page's URL, age and state as far as this tab knows them; the id on hover or copy),
+// starting a session with its options, and choosing (or leaving) the one the page watches.
+// `GET /start/sessions` carries no title, URL, start time or state: see docs/api.md, Console.
+import { api, key } from './api.js';
+import { connect } from './channel.js';
+import { refuseKey } from './key.js';
+import { refreshRecordings } from './recordings.js';
+import { setTakeover } from './takeover.js';
+import { showTasks } from './tasks.js';
+import { $, state, status, button, el, ago, copy } from './ui.js';
+import { watch } from './video.js';
+
+const SEEN_SLOT = 'webpilot.sessions';
+
+/** What this tab knows of each session: `{startedAt, url}`, kept in the tab's session storage. */
+function seenHere() {
+  try { return JSON.parse(sessionStorage.getItem(SEEN_SLOT) || '{}'); } catch { return {}; }
+}
+
+/** Notes what this tab learnt of a session: when it started it, or the URL its page went to. */
+export function note(id, fields) {
+  const all = seenHere();
+  all[id] = { ...all[id], ...fields };
+  sessionStorage.setItem(SEEN_SLOT, JSON.stringify(all));
+}
+
+/** Enables the controls that can act now, and says in the video's place what to do next. */
+export function render() {
+  const live = Boolean(state.session) && !state.ended;
+  for (const b of document.querySelectorAll('button[data-state], #takeover, #send-task, #guardrail-takeover')) b.disabled = !live;
+  for (const id of ['start', 'refresh', 'refresh-recordings', 'forget-key', 'nav-account']) $(id).disabled = !key();
+  $('persist-profile').disabled = !$('profile').value.trim();
+  if ($('persist-profile').disabled) $('persist-profile').checked = false;
+  $('current').classList.toggle('ended', Boolean(state.ended));
+  let hint = '';
+  if (!key()) hint = 'Paste your API key above to begin.';
+  else if (!state.session) hint = 'Start a session, or pick one from the list and press Watch.';
+  else if (state.ended) hint = `This session ended (${state.ended}). Start or pick another one.`;
+  $('hint').textContent = hint;
+  $('hint').hidden = !hint;
+}
+
+/** One entry of the list; its title and URL are filled in once read. */
+function entry(s) {
+  const li = el('li', '', 'session');
+  li.title = s.sessionId;
+  li.dataset.id = s.sessionId;
+  if (state.session && state.session.sessionId === s.sessionId) li.classList.add('selected');
+  const seen = seenHere()[s.sessionId] || {};
+  const at = seen.startedAt || state.recordedAt.get(s.sessionId);
+  const what = el('div', '', 'what');
+  const page = seen.url ? seen.url.replace(/^https?:\/\//, '') : '';
+  const url = el('span', seen.url || 'page unknown: not started or watched here', 'url');
+  url.title = seen.url || '';
+  what.append(el('strong', page || s.sessionId.slice(0, 18), page ? 'title' : 'title id'), url,
+    el('span', `${at ? `started ${ago(at)}` : 'started elsewhere'} · ${state.states.get(s.sessionId) || 'live'}`, 'meta'));
+  const actions = el('span', '', 'actions');
+  actions.append(button('Watch', () => select(s)), button('Copy id', () => copy(s.sessionId, 'session id'), s.sessionId));
+  li.append(what, actions);
+  return li;
+}
+
+/** Lists the caller's live sessions; false when the key was refused. */
+export async function refresh() {
+  if (!key()) { status('paste an API key first'); return false; }
+  try {
+    const { sessions } = await api('GET', '/start/sessions');
+    $('sessions').replaceChildren(...sessions.map(entry));
+    if (!sessions.length) $('sessions').append(el('li', 'No live session: start one below.', 'empty'));
+    knownSessions(sessions.map((s) => s.sessionId));
+    status(sessions.length ? `${sessions.length} live session(s)` : 'no live sessions: start one');
+    return true;
+  } catch (e) {
+    if (e.status === 401) { refuseKey(); return false; }
+    status(`could not list sessions: ${e.message}`);
+    return true;
+  }
+}
+
+/** Offers session ids (live, started here, recorded) where one is typed, e.g. to list its files. */
+export function knownSessions(ids) {
+  for (const id of ids) state.known.add(id);
+  $('session-ids').replaceChildren(...[...state.known].map((id) => { const o = el('option'); o.value = id; return o; }));
+}
+
+export async function start(event) {
+  event.preventDefault();
+  const body = {};
+  const startingUrl = $('starting-url').value.trim();
+  const profile = $('profile').value.trim();
+  if (startingUrl) body.startingUrl = startingUrl;
+  if (profile) body.profile = profile;
+  if (profile && $('persist-profile').checked) body.persistProfile = true;
+  if ($('record').checked) body.recording = true;
+  try {
+    const session = await api('POST', '/start/start-session', body);
+    note(session.sessionId, { startedAt: Date.now(), url: startingUrl || 'about:blank' });
+    await select(session);
+    refresh();
+    if (body.recording) refreshRecordings();
+  } catch (e) { status(`could not start a session: ${e.message}`); }
+}
+
+/** Stops watching: closes the channel and the video. */
+export async function leave() {
+  if (state.socket) { state.socket.disconnect(); state.socket = null; }
+  if (state.whepResource) {
+    fetch(state.whepResource, { method: 'DELETE' }).catch(() => {});
+    state.whepResource = null;
+  }
+  if (state.pc) { state.pc.close(); state.pc = null; }
+  $('video').srcObject = null;
+  $('mjpeg').removeAttribute('src');
+  $('mjpeg').hidden = true;
+  setTakeover(false, false);
+  state.connected = false;
+  $('conn').textContent = '';
+}
+
+export async function select(session) {
+  await leave();
+  state.session = session;
+  state.ended = null;
+  $('current').textContent = session.sessionId;
+  $('current').title = session.sessionId;
+  render();
+  $('log').replaceChildren();
+  showTasks();
+  connect(session);
+  watch(session.streaming).catch((e) => status(`no video: ${e.message}`));
+}

@@ -1,0 +1,143 @@
+//! The task parameter `vision` against the scripted model: `on` puts a 1024 × 445 JPEG of the viewport
+//! beside every observation, `off` sends none, bad values are refused, image tokens are billed, and no
+//! screenshot reaches the events.
+
+use crate::agent::{collect_events, with_model};
+use crate::helpers::TestApp;
+use base64::Engine;
+use serde_json::{json, Value};
+use webpilot_testkit::model::IMAGE_TOKENS;
+use webpilot_testkit::{Reply, ScriptedModel};
+
+/// The images of a request's last user message, decoded.
+fn images(request: &Value) -> Vec<image::DynamicImage> {
+    let Some(last_user) = request["messages"].as_array().into_iter().flatten().rev().find(|m| m["role"] == "user")
+    else {
+        return Vec::new();
+    };
+    last_user["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["type"] == "image_url")
+        .map(|p| {
+            let url = p["image_url"]["url"].as_str().expect("an image url");
+            let data = url.strip_prefix("data:image/jpeg;base64,").expect("a JPEG data url");
+            let bytes = base64::engine::general_purpose::STANDARD.decode(data).expect("base64");
+            image::load_from_memory_with_format(&bytes, image::ImageFormat::Jpeg).expect("a JPEG")
+        })
+        .collect()
+}
+
+/// Whether any message of any request holds an image part.
+fn any_image(requests: &[Value]) -> bool {
+    requests.iter().flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default()).any(|m| {
+        m["content"].as_array().is_some_and(|parts| parts.iter().any(|p| p["type"] != "text"))
+            || m.to_string().contains("base64,")
+    })
+}
+
+/// A run on a solid green page: navigate, then done.
+fn green_run(app: &TestApp, model: &ScriptedModel) {
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/paint?bg=00b000") })),
+        Reply::done("It is green."),
+    ]);
+}
+
+#[tokio::test]
+async fn vision_on_sends_the_viewport_as_a_jpeg_every_turn_and_never_in_events() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    green_run(&app, &model);
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({ "vision": "on" })).await;
+    let events = collect_events(&app, &sid);
+    let done = app.run_in(&key, &sid, "what colour is the page?").await;
+    assert_eq!(done["data"]["message"], "It is green.", "{done}");
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    for (i, request) in requests.iter().enumerate() {
+        let shots = images(request);
+        assert_eq!(shots.len(), 1, "turn {i} carries one screenshot");
+        assert_eq!((shots[0].width(), shots[0].height()), (1024, 445), "turn {i}");
+    }
+    // The second turn shows the green page.
+    let px = images(&requests[1])[0].to_rgb8().get_pixel(512, 220).0;
+    assert!(px[1] > 140 && px[0] < 60 && px[2] < 60, "green in the middle: {px:?}");
+    let events = events.await.expect("events");
+    let wire = serde_json::to_string(&events).expect("events as JSON");
+    assert!(!wire.contains("base64") && !wire.contains("/9j/"), "no screenshot in events: {wire}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn vision_off_sends_no_image_even_to_a_model_that_takes_them() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    green_run(&app, &model);
+    let key = app.key().await;
+    let body = json!({ "taskDetails": "what colour is the page?", "vision": "off" });
+    let r = app.post("/start/run-task", &key, body).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(!any_image(&requests), "no request holds an image");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn vision_takes_off_auto_or_on_and_refuses_anything_else() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    for bad in [json!("ON"), json!("always"), json!(true), json!(1)] {
+        let r = app.post("/start/run-task", &key, json!({ "taskDetails": "x", "vision": bad })).await;
+        r.assert_error(400, "INVALID_PARAMS");
+        let r = app.post("/start/start-session", &key, json!({ "vision": bad })).await;
+        r.assert_error(400, "INVALID_PARAMS");
+    }
+    let sid = app.start_session(&key, json!({ "vision": "auto" })).await;
+    let message = json!({ "actionType": "newTask", "newState": "start", "taskDetails": "x", "vision": "sometimes" });
+    app.send(&key, &sid, message).await.assert_error(400, "INVALID_PARAMS");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn image_tokens_the_provider_reports_are_billed() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    let key = app.key().await;
+    let mut runs = Vec::new();
+    for vision in ["off", "on"] {
+        green_run(&app, &model);
+        let body = json!({ "taskDetails": "what colour is the page?", "vision": vision });
+        let r = app.post("/start/run-task", &key, body).await;
+        assert_eq!(r.body["status"], "complete", "{}", r.body);
+        runs.push(r.body["usage"].clone());
+    }
+    let tokens = |u: &Value| u["inputTokens"].as_u64().expect("inputTokens");
+    let cost = |u: &Value| u["cost"].as_f64().expect("cost");
+    // Two turns, one screenshot each: the same text, and two images more.
+    assert_eq!(tokens(&runs[1]), tokens(&runs[0]) + 2 * IMAGE_TOKENS, "{runs:?}");
+    assert!(cost(&runs[1]) > cost(&runs[0]), "{runs:?}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn vision_auto_sends_a_screenshot_where_the_page_is_a_picture_and_none_on_a_busy_text_page() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/shop") })),
+        Reply::call("navigate", json!({ "url": app.site.url("/canvas") })),
+        Reply::done("A canvas."),
+    ]);
+    let key = app.key().await;
+    // No `vision`: auto.
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "look at the shop, then the canvas" })).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let requests = model.requests();
+    let shots: Vec<usize> = requests.iter().map(|r| images(r).len()).collect();
+    assert_eq!(shots, [0, 0, 1], "blank tab: none; the shop's text says it all: none; the canvas: one");
+    let canvas = &images(&requests[2])[0];
+    assert_eq!((canvas.width(), canvas.height()), (1024, 445));
+    let red = canvas.to_rgb8().get_pixel(730, 330).0;
+    assert!(red[0] > 180 && red[1] < 80 && red[2] < 80, "the red target is in the picture: {red:?}");
+    app.stop().await;
+}
