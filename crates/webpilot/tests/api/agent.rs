@@ -106,6 +106,9 @@ async fn pause_holds_the_agent_after_its_current_action_and_resume_continues_wit
     let sid = app.start_session(&key, json!({})).await;
     let r = app.new_task(&key, &sid, "go to pricing").await;
     let tid = r.body["taskId"].as_str().unwrap().to_owned();
+    // Paused while the first turn is in flight (the model answers after 800 ms). Before its first turn the
+    // agent looks up the action cache, so a pause sent at once could land before that turn.
+    wait_until(Duration::from_secs(20), "the first model request", || model.requests().len() == 1).await;
     assert_eq!(app.state(&key, &sid, "pause").await.status, 200);
     // The in-flight turn finishes (the navigation happens), then the agent waits. Kept fixed: what is checked
     // is that no model turn happens for a while, an absence no event can announce.
