@@ -95,6 +95,8 @@ impl Recovery {
     /// Starts asking the pool for a context to replace `lease`'s lost one.
     pub fn attempt(&self, lease: &BrowserLease) -> Attempt {
         let policy = lease.page().policy().clone();
+        // A bare spawn on purpose: the attempt belongs to the actor's recovery, which drops (and so aborts) it
+        // when the session ends; no group outlives it.
         AbortOnDropHandle::new(tokio::spawn(reacquire(self.pool.clone(), policy, self.window)))
     }
 

@@ -64,6 +64,8 @@ pub(crate) fn spawn(
     // Inside the session's span (the actor starts tasks), so every log line of the task names both.
     let span = tracing::info_span!("task", id = %task_id);
     let agent_task = AgentTask { task_id, details: task.task_details, context, limits: task.limits };
+    // A bare spawn on purpose: the task's join handle is the actor's, which awaits or aborts it, and the
+    // session's own group (the manager's tracker) waits for the actor.
     let join = tokio::spawn(
         async move {
             let work = async {

@@ -232,16 +232,15 @@ pub(crate) async fn start_task(
     // Before the task can type one: the live view masks them from its first frame on.
     handle.show_secrets(&task.limits.secrets);
     // The action cache serves model runs that replay nothing (docs/agent.md).
-    let cache: Option<Arc<dyn webpilot_agent::cache::ActionCache>> = (env.agent().uses_model()
-        && replay.is_none()
-        && task.limits.cache == webpilot_core::params::CacheMode::Auto)
-        .then(|| {
-            Arc::new(crate::cache::StoredCache {
-                store: env.store().clone(),
-                user: handle.user_id().clone(),
-                ttl: env.config().cache_ttl,
-            }) as Arc<dyn webpilot_agent::cache::ActionCache>
-        });
+    let cache: Option<Arc<dyn webpilot_agent::cache::ActionCache>> =
+        (env.agent().uses_model() && replay.is_none() && task.limits.cache == webpilot_core::params::CacheMode::Auto)
+            .then(|| {
+                Arc::new(crate::cache::StoredCache {
+                    store: env.store().clone(),
+                    user: handle.user_id().clone(),
+                    ttl: env.config().cache_ttl,
+                }) as Arc<dyn webpilot_agent::cache::ActionCache>
+            });
     let live = handle.new_task(TaskStart { task, context, hold, replay, cache }).await?;
     Ok(StartedTask { session_id: session_id.clone(), task_id: live.id.clone(), live })
 }
