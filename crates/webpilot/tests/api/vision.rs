@@ -107,7 +107,8 @@ async fn image_tokens_the_provider_reports_are_billed() {
     let mut runs = Vec::new();
     for vision in ["off", "on"] {
         green_run(&app, &model);
-        let body = json!({ "taskDetails": "what colour is the page?", "vision": vision });
+        // The same task twice: the second must reach the model, not the action cache.
+        let body = json!({ "taskDetails": "what colour is the page?", "vision": vision, "cache": "off" });
         let r = app.post("/start/run-task", &key, body).await;
         assert_eq!(r.body["status"], "complete", "{}", r.body);
         runs.push(r.body["usage"].clone());
