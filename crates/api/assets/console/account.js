@@ -1,15 +1,8 @@
 // The account page: balance and recent usage, a session's files with download, and profiles (list,
 // export, delete). Webhooks are in webhooks.js.
 import { api, apiBlob, seg } from './api.js';
-import { refuseKey } from './key.js';
 import { showWebhooks } from './webhooks.js';
-import { $, status, button, el, money, bytes, saveBlob } from './ui.js';
-
-/** Reports a failed call: a refused key as such, anything else in the status line. */
-export function failed(what, e) {
-  if (e.status === 401) refuseKey();
-  else status(`could not ${what}: ${e.message}`);
-}
+import { $, status, button, el, money, bytes, saveBlob, failed } from './ui.js';
 
 export async function showAccount() {
   await Promise.all([showUsage(), showProfiles(), showWebhooks()]);

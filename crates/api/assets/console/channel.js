@@ -1,10 +1,7 @@
 // The watched session's Socket.IO channel: its events, its end, and the commands sent over it.
 import { api } from './api.js';
-import { refreshRecordings } from './recordings.js';
-import { note, refresh, render } from './sessions.js';
-import { setTakeover } from './takeover.js';
 import { taskEvent, taskSent } from './tasks.js';
-import { $, state, status, log, describe } from './ui.js';
+import { $, state, status, log, describe, announce } from './ui.js';
 
 export function connect(session) {
   const socket = io(session.socketURL, { auth: { sessionId: session.sessionId }, transports: ['websocket'] });
@@ -31,12 +28,16 @@ export function connect(session) {
   socket.on('message', (event) => {
     log(event.type, describe(event));
     taskEvent(event);
-    if (event.type === 'action' && event.data && event.data.url) note(session.sessionId, { url: event.data.url });
+    if (event.type === 'action' && event.data && event.data.url) announce('page-moved', { id: session.sessionId, url: event.data.url });
     if (event.type === 'guardrail_trigger') askGuardrail(event.data || {});
     // A finished task may have moved the page: the list shows its title and URL again.
-    if (event.type === 'task_completed' || event.type === 'error') refresh();
+    if (event.type === 'task_completed' || event.type === 'error') announce('sessions-changed');
   });
-  socket.on('end_session', (e) => { ended((e && e.reason) || 'unknown reason'); refresh(); refreshRecordings(); });
+  socket.on('end_session', (e) => {
+    ended((e && e.reason) || 'unknown reason');
+    announce('sessions-changed');
+    announce('recordings-changed');
+  });
   socket.on('instance:disconnected', () => log('instance:disconnected', 'waiting for the browser to come back'));
   socket.on('instance:reconnected', () => log('instance:reconnected', ''));
 }
@@ -46,7 +47,7 @@ export function ended(reason) {
   if (state.ended) return;
   log('end_session', reason);
   state.ended = String(reason);
-  setTakeover(false, false);
+  announce('control-lost');
   if (state.socket) { state.socket.disconnect(); state.socket = null; }
   $('current').textContent = `${state.session ? state.session.sessionId : ''} (ended: ${state.ended})`;
   $('conn').textContent = '';
@@ -54,7 +55,7 @@ export function ended(reason) {
   status(`the session ended (${state.ended})`);
   if (state.pc) { state.pc.close(); state.pc = null; }
   $('mjpeg').removeAttribute('src');
-  render();
+  announce('session-ended');
 }
 
 /** Sends a send-message `message` over the channel; resolves with the ack, or null. */

@@ -2,7 +2,10 @@
 import { dropKey, keepKey } from './api.js';
 import { refreshRecordings } from './recordings.js';
 import { leave, refresh, render } from './sessions.js';
-import { $, state, status, who } from './ui.js';
+import { $, state, status, who, on } from './ui.js';
+
+// Any module whose call the service answered 401 announces it; the key is then forgotten here.
+on('key-refused', () => refuseKey());
 
 export function useKey(event) {
   event.preventDefault();

@@ -1,8 +1,8 @@
 // Recordings: the list, and the player whose video and timeline stay in step.
 import { api, key } from './api.js';
-import { refuseKey } from './key.js';
-import { knownSessions } from './sessions.js';
-import { $, state, status, describe, button, el, ago, copy } from './ui.js';
+import { $, state, status, describe, button, el, ago, copy, announce, on } from './ui.js';
+
+on('recordings-changed', () => refreshRecordings());
 
 export async function refreshRecordings() {
   if (!key()) return;
@@ -25,9 +25,9 @@ export async function refreshRecordings() {
       list.appendChild(li);
     }
     if (!recordings.length) list.append(el('li', 'None yet: start a session with "Record it".', 'empty'));
-    knownSessions(recordings.map((r) => r.sessionId));
+    announce('ids-seen', recordings.map((r) => r.sessionId));
   } catch (e) {
-    if (e.status === 401) refuseKey();
+    if (e.status === 401) announce('key-refused');
     else status(`could not list recordings: ${e.message}`);
   }
 }

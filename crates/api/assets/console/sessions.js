@@ -3,14 +3,18 @@
 // `GET /start/sessions` carries no title, URL, start time or state: see docs/api.md, Console.
 import { api, key } from './api.js';
 import { connect } from './channel.js';
-import { refuseKey } from './key.js';
-import { refreshRecordings } from './recordings.js';
 import { setTakeover } from './takeover.js';
 import { showTasks } from './tasks.js';
-import { $, state, status, button, el, ago, copy } from './ui.js';
+import { $, state, status, button, el, ago, copy, announce, on } from './ui.js';
 import { watch } from './video.js';
 
 const SEEN_SLOT = 'webpilot.sessions';
+
+// What the channel and the recordings learn reaches the list.
+on('page-moved', ({ id, url }) => note(id, { url }));
+on('sessions-changed', () => refresh());
+on('session-ended', () => render());
+on('ids-seen', (ids) => knownSessions(ids));
 
 /** What this tab knows of each session: `{startedAt, url}`, kept in the tab's session storage. */
 function seenHere() {
@@ -71,7 +75,7 @@ export async function refresh() {
     status(sessions.length ? `${sessions.length} live session(s)` : 'no live sessions: start one');
     return true;
   } catch (e) {
-    if (e.status === 401) { refuseKey(); return false; }
+    if (e.status === 401) { announce('key-refused'); return false; }
     status(`could not list sessions: ${e.message}`);
     return true;
   }
@@ -97,7 +101,7 @@ export async function start(event) {
     note(session.sessionId, { startedAt: Date.now(), url: startingUrl || 'about:blank' });
     await select(session);
     refresh();
-    if (body.recording) refreshRecordings();
+    if (body.recording) announce('recordings-changed');
   } catch (e) { status(`could not start a session: ${e.message}`); }
 }
 

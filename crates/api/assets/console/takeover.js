@@ -1,20 +1,23 @@
 // Taking over the watched session: clicks, double clicks, typing, keys and pastes on the video.
 import { interact } from './channel.js';
-import { $, state, status, log } from './ui.js';
+import { $, state, status, log, on } from './ui.js';
 
 const FRAME = { width: 1024, height: 600, band: 155 };
 const SPECIAL_KEYS = new Set(['Enter', 'Escape', 'Tab', 'Backspace', 'Delete', 'ArrowUp', 'ArrowDown',
   'ArrowLeft', 'ArrowRight', 'Home', 'End', 'PageUp', 'PageDown']);
 
-export function setTakeover(on, tell = true) {
-  state.takeover = on;
-  if (on && (!state.session || state.ended)) return;
-  $('takeover').setAttribute('aria-pressed', String(on));
-  $('takeover').textContent = on ? 'Release control' : 'Take over';
+// A channel that ended or was left takes control back from the person, without telling the service.
+on('control-lost', () => setTakeover(false, false));
+
+export function setTakeover(taking, tell = true) {
+  state.takeover = taking;
+  if (taking && (!state.session || state.ended)) return;
+  $('takeover').setAttribute('aria-pressed', String(taking));
+  $('takeover').textContent = taking ? 'Release control' : 'Take over';
   $('guardrail-takeover').textContent = $('takeover').textContent;
-  $('screen').classList.toggle('takeover', on);
-  if (tell && state.socket) interact({ type: on ? 'takeOverControl' : 'releaseControl' });
-  if (on) $('screen').focus();
+  $('screen').classList.toggle('takeover', taking);
+  if (tell && state.socket) interact({ type: taking ? 'takeOverControl' : 'releaseControl' });
+  if (taking) $('screen').focus();
 }
 
 /** The frame coordinates (the spec's interaction coordinates) of a mouse event on the video. */

@@ -92,3 +92,15 @@ export function saveBlob(blob, name) {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(a.href), 60000);
 }
+
+// Page-wide happenings: a module announces what happened, and the modules that care listen at load, so no
+// module imports the ones that react to it (the console's modules import downwards only, docs/architecture.md).
+const hub = new EventTarget();
+export function announce(name, detail) { hub.dispatchEvent(new CustomEvent(name, { detail })); }
+export function on(name, listener) { hub.addEventListener(name, (event) => listener(event.detail)); }
+
+/** Reports a failed call: a refused key as such (key.js forgets it), anything else in the status line. */
+export function failed(what, e) {
+  if (e.status === 401) announce('key-refused');
+  else status(`could not ${what}: ${e.message}`);
+}

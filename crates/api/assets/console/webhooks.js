@@ -1,7 +1,6 @@
 // The account page's webhooks: create (the secret is shown once), rotate the secret, see deliveries, delete.
 import { api, seg } from './api.js';
-import { failed } from './account.js';
-import { $, status, button, el } from './ui.js';
+import { $, status, button, el, failed } from './ui.js';
 
 export async function showWebhooks() {
   try {
