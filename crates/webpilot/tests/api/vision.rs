@@ -115,8 +115,10 @@ async fn image_tokens_the_provider_reports_are_billed() {
     }
     let tokens = |u: &Value| u["inputTokens"].as_u64().expect("inputTokens");
     let cost = |u: &Value| u["cost"].as_f64().expect("cost");
-    // Two turns, one screenshot each: the same text, and two images more.
-    assert_eq!(tokens(&runs[1]), tokens(&runs[0]) + 2 * IMAGE_TOKENS, "{runs:?}");
+    // Two turns, one screenshot each: two images more, and about the same text (its ids and times differ by a
+    // token or two from run to run, as the tokenizer splits them).
+    let images = tokens(&runs[1]).abs_diff(tokens(&runs[0]) + 2 * IMAGE_TOKENS);
+    assert!(images <= 8, "{images} tokens off two images of {IMAGE_TOKENS}: {runs:?}");
     assert!(cost(&runs[1]) > cost(&runs[0]), "{runs:?}");
     app.stop().await;
 }
