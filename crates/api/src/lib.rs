@@ -11,6 +11,7 @@ mod error;
 mod forward;
 pub mod metrics;
 pub mod openapi;
+mod paging;
 mod path;
 mod query;
 mod ratelimit;

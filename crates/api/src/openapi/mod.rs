@@ -127,6 +127,20 @@ impl Modify for SecurityAndLimits<'_> {
             }
         }
         links::add(doc);
+        console_assets(doc);
+    }
+}
+
+/// `GET /console/{asset}`'s parameter as the enum of the files the binary serves, from the same list.
+fn console_assets(doc: &mut Document) {
+    let Some(op) = doc.paths.paths.get_mut("/console/{asset}").and_then(|item| item.get.as_mut()) else { return };
+    for param in op.parameters.iter_mut().flatten() {
+        let RefOr::T(param) = param else { continue };
+        if param.name != "asset" {
+            continue;
+        }
+        let names = crate::routes::console::asset_names().collect::<Vec<_>>();
+        param.schema = Some(RefOr::T(ObjectBuilder::new().schema_type(Type::String).enum_values(Some(names)).into()));
     }
 }
 

@@ -144,7 +144,7 @@ fn console() {}
 
 /// The console's script, style and Socket.IO client.
 #[utoipa::path(get, path = "/console/{asset}", operation_id = "consoleAsset", tag = PROTOCOLS,
-    params(("asset" = String, Path, description = "`console.js`, `console.css` or `socket.io.min.js`")),
+    params(("asset" = String, Path, description = "One of the console's files: `console.js` (the entry module), the modules it imports, `console.css` and `socket.io.min.js`; the schema's enum lists them all")),
     responses(
         (status = 200, description = "The file", content_type = "text/javascript", body = String),
         (status = 404, description = "`NOT_FOUND`", body = ErrorBody),

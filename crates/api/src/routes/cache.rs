@@ -4,18 +4,16 @@
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::CACHE;
+use crate::paging::Page;
 use crate::path::Path;
 use crate::query::Query;
 use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Serialize;
+use utoipa::ToSchema;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::{rfc3339, CacheEntry};
-
-const DEFAULT_LISTED: i64 = 50;
-const MAX_LISTED: i64 = 200;
 
 /// A cached run (never its steps, which may name what was typed).
 #[derive(Serialize, ToSchema)]
@@ -54,15 +52,6 @@ pub struct Done {
     message: &'static str,
 }
 
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct Page {
-    /// 1 to 200 (default 50).
-    limit: Option<i64>,
-    /// At least 0.
-    offset: Option<i64>,
-}
-
 fn view(e: CacheEntry) -> CacheEntryView {
     let steps = serde_json::from_str::<Vec<serde_json::Value>>(&e.steps).map(|s| s.len()).unwrap_or(0);
     CacheEntryView {
@@ -93,12 +82,7 @@ pub async fn list(
     AuthUser(user): AuthUser,
     Query(page): Query<Page>,
 ) -> Result<Json<CacheList>, ErrorResponse> {
-    let limit = page.limit.unwrap_or(DEFAULT_LISTED);
-    let offset = page.offset.unwrap_or(0);
-    if !(1..=MAX_LISTED).contains(&limit) || offset < 0 {
-        let msg = format!("limit must be 1 to {MAX_LISTED} and offset at least 0");
-        return Err(ApiError::new(ErrorCode::InvalidParameter, msg).into());
-    }
+    let (limit, offset) = page.bounds()?;
     let (rows, total) = state.store.cache_list(&user.id, limit, offset).await?;
     Ok(Json(CacheList { success: true, entries: rows.into_iter().map(view).collect(), total }))
 }

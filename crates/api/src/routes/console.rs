@@ -30,6 +30,11 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("socket.io.min.js", include_str!("../../assets/console/socket.io.min.js"), JS),
 ];
 
+/// The names `GET /console/{asset}` serves, for the OpenAPI document's enum.
+pub(crate) fn asset_names() -> impl Iterator<Item = &'static str> {
+    ASSETS.iter().map(|(name, _, _)| *name)
+}
+
 fn text(body: &'static str, content_type: &'static str) -> Response {
     let mut response = body.into_response();
     let headers = response.headers_mut();

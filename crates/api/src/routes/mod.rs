@@ -6,7 +6,7 @@ mod byte_range;
 mod cache;
 mod cdp;
 mod chat;
-mod console;
+pub(crate) mod console;
 mod files;
 mod health;
 mod internal;

@@ -9,6 +9,7 @@ use super::recording_files::{self, Place};
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::RECORDINGS;
+use crate::paging::Page;
 use crate::path::Path;
 use crate::query::Query;
 use crate::state::AppState;
@@ -23,8 +24,6 @@ use webpilot_core::{ApiError, ErrorCode, UserId};
 use webpilot_liveview::files;
 use webpilot_liveview::timeline::Entry;
 use webpilot_store::{RecordingRecord, RecordingStatus};
-const DEFAULT_LISTED: i64 = 50;
-const MAX_LISTED: i64 = 200;
 
 /// A session's recording.
 #[derive(Serialize, ToSchema)]
@@ -88,15 +87,6 @@ pub struct Timeline {
 pub struct Done {
     success: bool,
     message: &'static str,
-}
-
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub struct Page {
-    /// 1 to 200 (default 50).
-    limit: Option<i64>,
-    /// At least 0.
-    offset: Option<i64>,
 }
 
 use webpilot_store::rfc3339;
@@ -169,12 +159,7 @@ pub async fn list(
     AuthUser(user): AuthUser,
     Query(page): Query<Page>,
 ) -> Result<Json<RecordingList>, ErrorResponse> {
-    let limit = page.limit.unwrap_or(DEFAULT_LISTED);
-    let offset = page.offset.unwrap_or(0);
-    if !(1..=MAX_LISTED).contains(&limit) || offset < 0 {
-        let msg = format!("limit must be 1 to {MAX_LISTED} and offset at least 0");
-        return Err(ApiError::new(ErrorCode::InvalidParameter, msg).into());
-    }
+    let (limit, offset) = page.bounds()?;
     let rows = state.store.list_recordings(&user.id, limit, offset).await?;
     let storage = RecordingStorage {
         used_bytes: state.store.recording_bytes(&user.id).await?,

@@ -7,6 +7,7 @@
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::BILLING;
+use crate::paging;
 use crate::query::Query;
 use crate::state::AppState;
 use axum::extract::State;
@@ -16,9 +17,6 @@ use utoipa::{IntoParams, ToSchema};
 use webpilot_core::usage::micros_to_usd;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::{rfc3339, UsageLine, UsagePage};
-
-const DEFAULT_LISTED: i64 = 50;
-const MAX_LISTED: i64 = 200;
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -121,10 +119,7 @@ pub async fn usage(
     AuthUser(user): AuthUser,
     Query(q): Query<UsageQuery>,
 ) -> Result<Json<UsageAnswer>, ErrorResponse> {
-    let limit = q.limit.unwrap_or(DEFAULT_LISTED);
-    if !(1..=MAX_LISTED).contains(&limit) {
-        return Err(bad(format!("limit must be 1 to {MAX_LISTED}")));
-    }
+    let limit = paging::limit(q.limit)?;
     let page = UsagePage {
         since: time("since", q.since.as_deref(), 0)?,
         until: time("until", q.until.as_deref(), i64::MAX)?,

@@ -184,6 +184,17 @@ async fn the_session_list_shows_only_the_callers_live_sessions_and_the_console_f
         seen.push(file);
     }
     assert!(seen.len() > 5, "the console's modules: {seen:?}");
+    // The OpenAPI document names exactly the files served: every module reached above, the style and the client.
+    let doc: Value =
+        app.client.get(format!("{}/openapi.json", app.base)).send().await.expect("GET").json().await.expect("JSON");
+    let listed = &doc["paths"]["/console/{asset}"]["get"]["parameters"][0]["schema"]["enum"];
+    let mut listed: Vec<String> =
+        listed.as_array().expect("enum").iter().filter_map(|v| v.as_str()).map(str::to_owned).collect();
+    let mut served: Vec<String> =
+        seen.iter().cloned().chain(["console.css".into(), "socket.io.min.js".into()]).collect();
+    listed.sort();
+    served.sort();
+    assert_eq!(listed, served);
     app.get("/console/nothing.js").await.assert_error(404, "NOT_FOUND");
     app.stop().await;
 }

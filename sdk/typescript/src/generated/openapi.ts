@@ -2236,8 +2236,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description `console.js`, `console.css` or `socket.io.min.js` */
-                asset: string;
+                /** @description One of the console's files: `console.js` (the entry module), the modules it imports, `console.css` and `socket.io.min.js`; the schema's enum lists them all */
+                asset: "console.js" | "api.js" | "ui.js" | "key.js" | "sessions.js" | "channel.js" | "video.js" | "takeover.js" | "recordings.js" | "tasks.js" | "account.js" | "webhooks.js" | "console.css" | "socket.io.min.js";
             };
             cookie?: never;
         };
