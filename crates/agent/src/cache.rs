@@ -82,10 +82,11 @@ fn origin_and_path(url: &str) -> String {
     }
 }
 
-/// The key of `task_text` started on the page of `snap`. The page fingerprint is its title: what tells
-/// apart two pages behind one path (a logged-in and a logged-out view) and stays when a button is renamed
-/// or moved, which the replay heals.
-pub fn key(task_text: &str, snap: &PageSnapshot) -> CacheKey {
+/// The key of `task_text` started on the page of `snap`, after the conversation `context` (chat
+/// completions' earlier messages, which can change what the same words ask for: "my email is …"). The page
+/// fingerprint is its title: what tells apart two pages behind one path (a logged-in and a logged-out view)
+/// and stays when a button is renamed or moved, which the replay heals.
+pub fn key(task_text: &str, context: &[(String, String)], snap: &PageSnapshot) -> CacheKey {
     let text = normalize(task_text);
     let start_url = origin_and_path(&snap.url);
     let fingerprint = snap.title.trim();
@@ -93,6 +94,13 @@ pub fn key(task_text: &str, snap: &PageSnapshot) -> CacheKey {
     for part in [text.as_str(), start_url.as_str(), fingerprint] {
         h.update(part.as_bytes());
         h.update([0]);
+    }
+    // Without a conversation the digest is what it always was, so stored entries keep their keys.
+    for (role, content) in context {
+        for part in ["\u{1}context", role.as_str(), normalize(content).as_str()] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
     }
     CacheKey { digest: hex::encode(h.finalize()), task_text: task_text.trim().to_owned(), start_url }
 }
@@ -123,7 +131,7 @@ pub async fn run(
     cache: &dyn ActionCache,
 ) -> (Result<String, AgentError>, CacheUse) {
     let key = match ctx.page.snapshot().await {
-        Ok(snap) => key(&task.details, &snap),
+        Ok(snap) => key(&task.details, &task.context, &snap),
         Err(e) => {
             tracing::debug!(error = %e, "no snapshot of the start page; the action cache is skipped");
             return (agent.run(task, ctx.clone()).await, CacheUse::Off);
@@ -192,13 +200,32 @@ mod tests {
 
     #[test]
     fn the_key_ignores_case_spacing_query_and_fragment_but_not_path_title_or_words() {
-        let a = key("Add  product 29 to the cart.", &snap("http://a.test/shop?layout=frames#x", "Shop"));
-        let b = key("add product 29 to the cart", &snap("http://a.test/shop", "Shop"));
+        let a = key("Add  product 29 to the cart.", &[], &snap("http://a.test/shop?layout=frames#x", "Shop"));
+        let b = key("add product 29 to the cart", &[], &snap("http://a.test/shop", "Shop"));
         assert_eq!(a.digest, b.digest);
         assert_eq!(a.start_url, "http://a.test/shop");
-        assert_ne!(a.digest, key("add product 28 to the cart", &snap("http://a.test/shop", "Shop")).digest);
-        assert_ne!(a.digest, key("add product 29 to the cart", &snap("http://a.test/cart", "Shop")).digest);
-        assert_ne!(a.digest, key("add product 29 to the cart", &snap("http://b.test/shop", "Shop")).digest);
-        assert_ne!(a.digest, key("add product 29 to the cart", &snap("http://a.test/shop", "Login")).digest);
+        assert_ne!(a.digest, key("add product 28 to the cart", &[], &snap("http://a.test/shop", "Shop")).digest);
+        assert_ne!(a.digest, key("add product 29 to the cart", &[], &snap("http://a.test/cart", "Shop")).digest);
+        assert_ne!(a.digest, key("add product 29 to the cart", &[], &snap("http://b.test/shop", "Shop")).digest);
+        assert_ne!(a.digest, key("add product 29 to the cart", &[], &snap("http://a.test/shop", "Login")).digest);
+    }
+
+    #[test]
+    fn a_conversation_before_the_task_is_part_of_its_key() {
+        let page = snap("http://a.test/form", "Form");
+        let said = |who: &str| vec![("system".to_owned(), format!("The subscriber is {who}."))];
+        let plain = key("Subscribe the subscriber", &[], &page);
+        let ann = key("Subscribe the subscriber", &said("ann@example.com"), &page);
+        let bob = key("Subscribe the subscriber", &said("bob@example.com"), &page);
+        assert_ne!(ann.digest, bob.digest);
+        assert_ne!(ann.digest, plain.digest);
+        assert_eq!(ann.digest, key("subscribe  the subscriber.", &said("ann@example.com"), &page).digest);
+        // The digest of a task without a conversation did not change with this part of the key.
+        let mut h = Sha256::new();
+        for part in ["subscribe the subscriber", "http://a.test/form", "Form"] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        assert_eq!(plain.digest, hex::encode(h.finalize()));
     }
 }

@@ -4,7 +4,10 @@
 
 use crate::error::{ApiError, ErrorCode};
 use crate::output::OutputSchema;
-use crate::params::{parse_task_details, Fields, SessionParams, TaskLimits, MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS};
+use crate::params::{
+    parse_task_details, CacheMode, Fields, SessionParams, TaskLimits, MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS,
+};
+use crate::vision::VisionMode;
 use serde_json::Value;
 
 /// The one model the service offers.
@@ -64,9 +67,14 @@ impl ChatRequest {
             .map_err(|e| ApiError::new(e.code, e.message.replace("taskDetails", "the last user message's content")))?;
         let context = messages.into_iter().enumerate().filter(|(i, _)| *i != last_user).map(|(_, m)| m).collect();
         let output_schema = parse_response_format(f.get("response_format"))?;
-        let recording = parse_recording(f.get("metadata"))?;
-        let limits =
-            TaskLimits { max_output_tokens: max_output_tokens(max_tokens), output_schema, ..TaskLimits::default() };
+        let Metadata { recording, cache, vision } = parse_metadata(f.get("metadata"))?;
+        let limits = TaskLimits {
+            max_output_tokens: max_output_tokens(max_tokens),
+            output_schema,
+            cache: cache.unwrap_or_default(),
+            vision: vision.unwrap_or_default(),
+            ..TaskLimits::default()
+        };
         Ok(ChatRequest {
             model: model.to_owned(),
             stream,
@@ -85,21 +93,46 @@ impl ChatRequest {
     }
 }
 
-/// `metadata.recording`: whether the session records (`"true"` or `"false"`: OpenAI's metadata values are
-/// strings; a boolean is taken too). Other metadata keys are accepted and ignored.
-fn parse_recording(raw: Option<&Value>) -> Result<Option<bool>, ApiError> {
+/// What the service reads of `metadata` (OpenAI's metadata values are strings). Other keys are accepted and
+/// ignored.
+struct Metadata {
+    /// `recording`: whether the session records (`"true"` or `"false"`; a boolean is taken too).
+    recording: Option<bool>,
+    /// `cache`: `"auto"` or `"off"`, the task's action cache (docs/agent.md).
+    cache: Option<CacheMode>,
+    /// `vision`: `"off"`, `"auto"` or `"on"`, when the model sees a screenshot (docs/agent.md).
+    vision: Option<VisionMode>,
+}
+
+fn parse_metadata(raw: Option<&Value>) -> Result<Metadata, ApiError> {
     let metadata = match raw {
-        None | Some(Value::Null) => return Ok(None),
+        None | Some(Value::Null) => return Ok(Metadata { recording: None, cache: None, vision: None }),
         Some(Value::Object(m)) => m,
         Some(_) => return Err(invalid(ErrorCode::InvalidParams, "metadata must be an object")),
     };
-    match metadata.get("recording") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(Value::String(s)) if s == "true" => Ok(Some(true)),
-        Some(Value::String(s)) if s == "false" => Ok(Some(false)),
-        Some(_) => Err(invalid(ErrorCode::InvalidParams, "metadata.recording must be \"true\" or \"false\"")),
-    }
+    let recording = match metadata.get("recording") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(Value::String(s)) if s == "true" => Some(true),
+        Some(Value::String(s)) if s == "false" => Some(false),
+        Some(_) => return Err(invalid(ErrorCode::InvalidParams, "metadata.recording must be \"true\" or \"false\"")),
+    };
+    let cache = match metadata.get("cache") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(CacheMode::parse(s).map_err(|e| in_metadata(e, "cache"))?),
+        Some(_) => return Err(invalid(ErrorCode::InvalidParams, "metadata.cache must be \"auto\" or \"off\"")),
+    };
+    let vision = match metadata.get("vision") {
+        None | Some(Value::Null) => None,
+        Some(v) => VisionMode::read(&Fields::of(&serde_json::json!({ "vision": v }), "metadata")?)
+            .map_err(|e| in_metadata(e, "vision"))?,
+    };
+    Ok(Metadata { recording, cache, vision })
+}
+
+/// A field's error as a `metadata.` field's.
+fn in_metadata(e: ApiError, field: &str) -> ApiError {
+    ApiError::new(e.code, e.message.replacen(field, &format!("metadata.{field}"), 1))
 }
 
 /// `response_format` as OpenAI defines it: `text` (the default), `json_object` (any JSON object) or
@@ -256,5 +289,24 @@ mod tests {
         assert_eq!(with(json!({"recording": false, "trace": "x"})).expect("bool").params.recording, Some(false));
         assert_eq!(with(json!({"recording": "yes"})).expect_err("refused").code, ErrorCode::InvalidParams);
         assert_eq!(with(json!(["recording"])).expect_err("refused").code, ErrorCode::InvalidParams);
+    }
+
+    #[test]
+    fn metadata_sets_the_tasks_cache_and_vision() {
+        let base = json!({"model": CHAT_MODEL, "messages": [{"role": "user", "content": "report the title"}]});
+        let with = |metadata: Value| {
+            let mut body = base.clone();
+            body["metadata"] = metadata;
+            parse(body)
+        };
+        let plain = parse(base.clone()).expect("plain").params.limits;
+        assert_eq!((plain.cache, plain.vision), (CacheMode::Auto, VisionMode::Auto));
+        let set = with(json!({"cache": "off", "vision": "on"})).expect("set").params.limits;
+        assert_eq!((set.cache, set.vision), (CacheMode::Off, VisionMode::On));
+        for bad in [json!({"cache": "never"}), json!({"cache": false}), json!({"vision": "sometimes"})] {
+            let e = with(bad.clone()).expect_err("refused");
+            assert_eq!(e.code, ErrorCode::InvalidParams, "{bad}");
+            assert!(e.message.contains("metadata."), "{bad}: {}", e.message);
+        }
     }
 }

@@ -463,8 +463,9 @@ pub struct ChatCompletionRequest {
     max_tokens: Option<u64>,
     /// Accepted, ignored.
     temperature: Option<f64>,
-    /// OpenAI's metadata (string values); `recording: "true"` records the session (docs/api.md, Recordings).
-    /// Other keys are accepted and ignored.
+    /// OpenAI's metadata (string values): `recording: "true"` records the session (docs/api.md, Recordings);
+    /// `cache: "auto" | "off"` and `vision: "off" | "auto" | "on"` set the task's (docs/agent.md). Other keys
+    /// are accepted and ignored.
     #[schema(value_type = Option<Object>)]
     metadata: Option<serde_json::Value>,
 }

@@ -78,7 +78,8 @@ pub enum CacheMode {
 }
 
 impl CacheMode {
-    fn parse(raw: &str) -> Result<Self, ApiError> {
+    /// `"auto"` or `"off"`; anything else is 400 `INVALID_PARAMS`.
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
         match raw {
             "auto" => Ok(CacheMode::Auto),
             "off" => Ok(CacheMode::Off),

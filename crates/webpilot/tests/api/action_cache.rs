@@ -165,3 +165,66 @@ async fn entries_survive_a_restart_and_are_listed_and_deleted_by_their_owner_alo
     assert_eq!(model.requests().len(), 6);
     app.stop().await;
 }
+
+/// A chat completion of the newsletter task after `conversation` (its earlier messages), with `metadata`;
+/// answers the completion's body.
+async fn chat(app: &TestApp, key: &str, conversation: &str, metadata: Value) -> Value {
+    let task = format!("Subscribe the subscriber to the newsletter at {}", app.site.url("/newsletter"));
+    let body = json!({
+        "model": "svc-browser-1",
+        "messages": [{ "role": "system", "content": conversation }, { "role": "user", "content": task }],
+        "metadata": metadata,
+    });
+    let r = app.post("/v1/chat/completions", key, body).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body
+}
+
+/// What the model does for a chat: open the page, type the email it was told, press Subscribe, answer.
+fn chat_script(app: &TestApp, email: &str) -> Vec<ModelReply> {
+    vec![
+        ModelReply::call("navigate", json!({ "url": app.site.url("/newsletter") })),
+        ModelReply::call("type", json!({ "index": "@Email", "text": email, "press_enter": false })),
+        ModelReply::call("click", json!({ "index": "@Subscribe" })),
+        ModelReply::done(&format!("Subscribed {email}.")),
+    ]
+}
+
+#[tokio::test]
+async fn a_chat_is_replayed_only_after_the_same_conversation_and_metadata_can_turn_the_cache_off() {
+    let (app, model) = with_model(|s| s).await;
+    let key = app.key().await;
+    let ann = "The subscriber is ann@example.com.";
+    model.push(chat_script(&app, "ann@example.com"));
+    let first = chat(&app, &key, ann, json!({})).await;
+    assert_eq!(first["choices"][0]["message"]["content"], "Subscribed ann@example.com.", "{first}");
+    assert_eq!(model.requests().len(), 4);
+
+    // The same conversation again: replayed without the model.
+    let again = chat(&app, &key, ann, json!({})).await;
+    assert_eq!(again["choices"][0]["message"]["content"], "Subscribed ann@example.com.", "{again}");
+    assert_eq!(again["usage"]["total_tokens"], 0, "{again}");
+    assert_eq!(model.requests().len(), 4, "the same conversation is a hit");
+
+    // The same last message after another conversation asks for another thing: the model is asked, and
+    // types what this conversation says.
+    model.push(chat_script(&app, "bob@example.com"));
+    let bob = chat(&app, &key, "The subscriber is bob@example.com.", json!({})).await;
+    assert_eq!(bob["choices"][0]["message"]["content"], "Subscribed bob@example.com.", "{bob}");
+    assert_eq!(model.requests().len(), 8, "another conversation is a miss");
+    let asked = serde_json::to_string(&model.requests()[4]["messages"]).expect("json");
+    assert!(asked.contains("bob@example.com"), "the model saw this conversation: {asked}");
+
+    // metadata.cache "off": the model is asked although the run is cached.
+    model.push(chat_script(&app, "ann@example.com"));
+    let off = chat(&app, &key, ann, json!({ "cache": "off" })).await;
+    assert!(off["usage"]["total_tokens"].as_u64().is_some_and(|t| t > 0), "{off}");
+    assert_eq!(model.requests().len(), 12, "cache off asks the model");
+
+    let bad = json!({ "model": "svc-browser-1", "messages": [{ "role": "user", "content": "report the title" }],
+        "metadata": { "cache": "sometimes" } });
+    let r = app.post("/v1/chat/completions", &key, bad).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.to_string().contains("metadata.cache"), "{}", r.body);
+    app.stop().await;
+}

@@ -814,8 +814,9 @@ export interface components {
             max_tokens?: number | null;
             messages: components["schemas"]["ChatMessage"][];
             /**
-             * @description OpenAI's metadata (string values); `recording: "true"` records the session (docs/api.md, Recordings).
-             *     Other keys are accepted and ignored.
+             * @description OpenAI's metadata (string values): `recording: "true"` records the session (docs/api.md, Recordings);
+             *     `cache: "auto" | "off"` and `vision: "off" | "auto" | "on"` set the task's (docs/agent.md). Other keys
+             *     are accepted and ignored.
              */
             metadata?: Record<string, never> | null;
             /** @description Only `svc-browser-1`. */

@@ -90,6 +90,7 @@ fn limit_properties() -> Value {
         "outputSchema": { "type": "object", "description": "a JSON Schema the final answer must satisfy (data.output)" },
         "replayOf": { "type": "string", "description": "taskId of an earlier completed task to replay without the model" },
         "vision": { "type": "string", "enum": ["off", "auto", "on"], "description": "when the model sees a screenshot of the page (default auto)" },
+        "cache": { "type": "string", "enum": ["auto", "off"], "description": "auto replays a cached run of the same task without the model when there is one (default auto; docs/agent.md)" },
     })
 }
 
