@@ -146,3 +146,59 @@ async fn the_model_agent_and_a_replay_type_the_code_of_their_moment_and_never_sh
     assert!(typed.iter().all(|q| codes_since(began).iter().any(|c| q == &format!("code={c}"))), "{typed:?}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_cached_run_types_the_code_of_its_own_moment_and_keeps_only_the_secrets_name() {
+    let began = now();
+    let (app, model) = with_model(|s| s).await;
+    let key = app.key().await;
+    let script = || {
+        vec![
+            Reply::call("type", json!({ "index": "@Code", "text": "<secret:code>" })),
+            Reply::call("click", json!({ "index": "@Verify" })),
+            Reply::done("Verified."),
+        ]
+    };
+    // Runs the sign-in in a new session; answers the final poll and the page's result line.
+    let sign_in = || async {
+        let body = json!({ "taskDetails": "Sign in with the code", "secrets": secrets(),
+                           "startingUrl": app.site.url("/totp") });
+        let r = app.post("/start/start-session", &key, body).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let sid = r.body["sessionId"].as_str().expect("sessionId").to_owned();
+        let tid = r.body["taskId"].as_str().expect("taskId").to_owned();
+        let done = app.poll_final(&sid, &tid, Duration::from_secs(60)).await;
+        let page = app.app().manager.pages(&sid).expect("live session").borrow().clone();
+        let result = page.eval("document.getElementById('result').textContent").await.expect("eval");
+        app.state(&key, &sid, "terminate").await;
+        (done, result)
+    };
+    model.push(script());
+    let (first, result) = sign_in().await;
+    assert_eq!((first["data"]["cache"].as_str(), first["data"]["message"].as_str()), (Some("miss"), Some("Verified.")));
+    assert!(result.as_str().is_some_and(|r| r.contains("accepted")), "the model's code was accepted: {result}");
+    let asked = model.requests().len();
+
+    let (hit, result) = sign_in().await;
+    assert_eq!(hit["data"]["cache"], "hit", "{hit}");
+    assert_eq!(model.requests().len(), asked, "a hit does not ask the model");
+    assert!(result.as_str().is_some_and(|r| r.contains("accepted")), "the replayed code was accepted: {result}");
+    // Each run sent a code of its own moment (never one the cache could have kept).
+    let sent: Vec<String> =
+        app.site.requests().into_iter().filter(|r| r.path == "/totp/check").filter_map(|r| r.query).collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent.iter().all(|q| codes_since(began).iter().any(|c| q == &format!("code={c}"))), "{sent:?}");
+    for (what, text) in
+        [("the hit's answer", hit.to_string()), ("the model requests", format!("{:?}", model.requests()))]
+    {
+        assert_hidden(what, &text, began);
+    }
+    // The cache entry holds the secret's name; neither the seed nor a code is stored anywhere.
+    let stored = stored_bytes(&app).await;
+    assert!(holds(&stored, "<secret:code>"), "the cached steps name the secret");
+    assert!(!holds(&stored, TOTP_SEED), "the seed is in the database");
+    for code in codes_since(began) {
+        assert!(!holds(&stored, &format!("\"{code}\"")) && !holds(&stored, &format!("={code}")), "{code} is stored");
+    }
+    app.stop().await;
+}
