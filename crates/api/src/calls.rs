@@ -7,8 +7,7 @@
 use crate::state::AppState;
 use crate::views::{self, MessageAck, PollView, SendMessageResponse, SessionStarted, TaskAfterWait};
 use serde::Serialize;
-use serde_json::Value;
-use webpilot_core::params::{SendMessage, SessionParams};
+use webpilot_core::params::{Message, SendMessage, SessionParams};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_sessions::{Recording, SendOutcome, StartedTask};
 use webpilot_store::User;
@@ -47,12 +46,14 @@ pub(crate) enum Via {
 }
 
 /// Whether `call` counts toward its caller's rate limit: every work-starting request, and over a socket
-/// only a new task (state commands, interactions and answers keep a taken-over session responsive).
+/// only a new task, or a message that did not parse (state commands, interactions and answers keep a taken-over session responsive).
 pub(crate) fn counts_toward_limit(call: &Call, via: Via) -> bool {
     match (call, via) {
         (Call::GetTask { .. }, _) => false,
+        // A message that did not parse counts too: it is refused, and refusals are not what keeps a session
+        // responsive.
         (Call::Send { message, .. }, Via::Socket) => {
-            message.message.get("actionType").and_then(Value::as_str) == Some("newTask")
+            matches!(message.message, Ok(Message::NewTask(_)) | Err(_))
         }
         (_, Via::Socket) => false,
         (_, Via::Request) => true,
@@ -95,7 +96,7 @@ pub(crate) async fn execute(state: &AppState, user: &User, call: Call) -> Result
         Call::StartSession(params) => Outcome::Started(start_session(state, user, params).await?),
         // Socket.IO and MCP answers have no headers: there, `GET /recordings/{sessionId}` tells.
         Call::RunTask(params) => Outcome::Finished(run_task(state, user, params).await?.0),
-        Call::Send { message, wait } => match (send(state, user, &message).await?, wait) {
+        Call::Send { message, wait } => match (send(state, user, message).await?, wait) {
             (Sent::Ack(ack), _) => Outcome::Message(SendMessageResponse::Ack(ack)),
             (Sent::Task(task), Wait::ForTask) => {
                 Outcome::Message(SendMessageResponse::Task(Box::new(finish(state, &task).await?)))
@@ -154,8 +155,8 @@ pub(crate) async fn run_task(
 }
 
 /// Sends a message to one of `user`'s sessions.
-pub(crate) async fn send(state: &AppState, user: &User, message: &SendMessage) -> Result<Sent, ApiError> {
-    Ok(match state.manager.send(user, &message.session_id, &message.message).await? {
+pub(crate) async fn send(state: &AppState, user: &User, message: SendMessage) -> Result<Sent, ApiError> {
+    Ok(match state.manager.send(user, message).await? {
         SendOutcome::Task(task) => Sent::Task(task),
         SendOutcome::Ack(message) => Sent::Ack(MessageAck { message, success: true }),
     })

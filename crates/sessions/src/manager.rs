@@ -10,14 +10,13 @@ use crate::live::TaskView;
 use crate::profiles::Profiles;
 use crate::recording::{EventHook, Hooks, RecordHook};
 use crate::start::{start_task, StartedSession, StartedTask, Starter};
-use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
 use webpilot_agent::Agent;
 use webpilot_browser::{BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
-use webpilot_core::params::{Message, SessionParams, StateCommand};
+use webpilot_core::params::{Message, SendMessage, SessionParams, StateCommand};
 use webpilot_core::secrets::Secrets;
 use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::{Store, User};
@@ -140,12 +139,14 @@ impl SessionManager {
         self.env().sessions().owned(user, &SessionId::from_string(session_id)).ok_or_else(no_session)
     }
 
-    /// Handles one send-message message (or the same message from the WebSocket).
-    pub async fn send(&self, user: &User, session_id: &str, message: &Value) -> Result<SendOutcome, SessionError> {
-        let handle = self.owned(&user.id, session_id)?;
-        let id = SessionId::from_string(session_id);
-        match Message::parse(message, handle.defaults())? {
+    /// Handles one send-message message (or the same message from the WebSocket), parsed by its transport:
+    /// the session is looked up first, then a message that did not parse is refused.
+    pub async fn send(&self, user: &User, message: SendMessage) -> Result<SendOutcome, SessionError> {
+        let handle = self.owned(&user.id, &message.session_id)?;
+        let id = SessionId::from_string(&message.session_id);
+        match message.message? {
             Message::NewTask(task) => {
+                let task = task.with_defaults(handle.defaults());
                 let balance = self.balance(&user.id).await?;
                 let hold = self.inner.admission.hold(&user.id, balance).await?;
                 start_task(self.env(), &id, &handle, task, Vec::new(), hold).await.map(SendOutcome::Task)

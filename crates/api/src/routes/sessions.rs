@@ -96,7 +96,7 @@ pub async fn send_message(
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Json<SendMessageResponse>> {
     let msg = SendMessage::parse(&parse_json(body)?)?;
-    Ok(Json(match calls::send(&state, &user, &msg).await? {
+    Ok(Json(match calls::send(&state, &user, msg).await? {
         Sent::Task(task) => SendMessageResponse::Task(Box::new(calls::finish(&state, &task).await?)),
         Sent::Ack(ack) => SendMessageResponse::Ack(ack),
     }))

@@ -18,7 +18,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
-use webpilot_core::params::Fields;
+use webpilot_core::params::{Fields, Message, SendMessage};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_liveview::mjpeg;
 use webpilot_sessions::SendOutcome;
@@ -125,7 +125,8 @@ pub async fn interaction(
     }
     let action = parse_json(body)?;
     let message = json!({ "actionType": "interaction", "action": action });
-    match state.manager.send(&owner, &session_id, &message).await.map_err(webpilot_core::ApiError::from)? {
+    let message = SendMessage { session_id: session_id.clone(), message: Message::parse(&message) };
+    match state.manager.send(&owner, message).await.map_err(webpilot_core::ApiError::from)? {
         SendOutcome::Ack(message) => Ok(Json(json!({ "success": true, "message": message }))),
         SendOutcome::Task(_) => Err(ApiError::code(ErrorCode::InvalidParams).into()),
     }

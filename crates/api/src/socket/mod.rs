@@ -188,7 +188,10 @@ async fn on_message(state: &AppState, session_id: &str, msg: Option<Value>) -> R
     if !user.is_active() {
         return Err(ApiError::code(ErrorCode::AccountDeactivated));
     }
-    let message = webpilot_core::params::SendMessage { session_id: session_id.to_owned(), message: msg };
+    let message = webpilot_core::params::SendMessage {
+        session_id: session_id.to_owned(),
+        message: webpilot_core::params::Message::parse(&msg),
+    };
     let call = Call::Send { message, wait: Wait::No };
     if calls::counts_toward_limit(&call, Via::Socket) && !state.rate.hit(&user.id).await.allowed {
         return Err(ApiError::code(ErrorCode::RateLimitExceeded));

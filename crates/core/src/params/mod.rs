@@ -105,22 +105,37 @@ impl Default for TaskLimits {
     }
 }
 
-impl TaskLimits {
-    /// Reads the optional limit fields of `f`, each defaulting to the value in `base`.
-    fn read(f: &Fields<'_>, base: &TaskLimits) -> Result<Self, ApiError> {
+/// The task limits a message gives, each `None` when the message leaves it out: laid over the session's
+/// own by [`TaskLimitsPatch::over`]. Parsed without the session, so the transport reads a message once.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskLimitsPatch {
+    max_duration_ms: Option<u64>,
+    max_input_tokens: Option<u64>,
+    max_output_tokens: Option<u64>,
+    /// `Some(None)`: a blank `startingUrl`, which clears the session's.
+    starting_url: Option<Option<String>>,
+    avoid_domains: Option<Vec<String>>,
+    /// Merged into the session's secrets.
+    secrets: Option<Secrets>,
+    output_schema: Option<OutputSchema>,
+    replay_of: Option<String>,
+    vision: Option<VisionMode>,
+    cache: Option<CacheMode>,
+}
+
+impl TaskLimitsPatch {
+    /// Reads the optional limit fields of `f` (a bad one is its 400, in this order of fields).
+    fn read(f: &Fields<'_>) -> Result<Self, ApiError> {
         let starting_url = match f.opt_str("startingUrl")? {
-            None => base.starting_url.clone(),
-            Some(u) if u.trim().is_empty() => None,
-            Some(u) => Some(parse_starting_url(u)?),
+            None => None,
+            Some(u) if u.trim().is_empty() => Some(None),
+            Some(u) => Some(Some(parse_starting_url(u)?)),
         };
         let avoid_domains = match f.opt_str_array("avoidDomains")? {
-            None => base.avoid_domains.clone(),
-            Some(list) => parse_avoid_domains(&list)?,
+            None => None,
+            Some(list) => Some(parse_avoid_domains(&list)?),
         };
-        let secrets = match f.get("secrets") {
-            None => base.secrets.clone(),
-            Some(raw) => base.secrets.merged(&Secrets::parse(raw)?),
-        };
+        let secrets = f.get("secrets").map(Secrets::parse).transpose()?;
         let output_schema = f.get("outputSchema").map(OutputSchema::parse).transpose()?;
         let replay_of = match f.opt_str("replayOf")?.map(str::trim) {
             None => None,
@@ -129,28 +144,43 @@ impl TaskLimits {
             }
             Some(id) => Some(id.to_owned()),
         };
-        let cache = match f.opt_str("cache")? {
-            None => base.cache,
-            Some(raw) => CacheMode::parse(raw)?,
-        };
-        Ok(TaskLimits {
+        let cache = f.opt_str("cache")?.map(CacheMode::parse).transpose()?;
+        Ok(TaskLimitsPatch {
             cache,
-            max_duration_ms: f
-                .opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?
-                .unwrap_or(base.max_duration_ms),
-            max_input_tokens: f
-                .opt_u64_in("maxInputTokens", MIN_INPUT_TOKENS, MAX_INPUT_TOKENS)?
-                .unwrap_or(base.max_input_tokens),
-            max_output_tokens: f
-                .opt_u64_in("maxOutputTokens", MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)?
-                .unwrap_or(base.max_output_tokens),
+            max_duration_ms: f.opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?,
+            max_input_tokens: f.opt_u64_in("maxInputTokens", MIN_INPUT_TOKENS, MAX_INPUT_TOKENS)?,
+            max_output_tokens: f.opt_u64_in("maxOutputTokens", MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)?,
             starting_url,
             avoid_domains,
             secrets,
             output_schema,
             replay_of,
-            vision: VisionMode::read(f)?.unwrap_or(base.vision),
+            vision: VisionMode::read(f)?,
         })
+    }
+
+    /// The limits this patch gives, the rest from `base`: its secrets are added to the base's, while
+    /// `outputSchema` and `replayOf` are a task's own and never inherited.
+    pub fn over(self, base: &TaskLimits) -> TaskLimits {
+        TaskLimits {
+            max_duration_ms: self.max_duration_ms.unwrap_or(base.max_duration_ms),
+            max_input_tokens: self.max_input_tokens.unwrap_or(base.max_input_tokens),
+            max_output_tokens: self.max_output_tokens.unwrap_or(base.max_output_tokens),
+            starting_url: self.starting_url.unwrap_or_else(|| base.starting_url.clone()),
+            avoid_domains: self.avoid_domains.unwrap_or_else(|| base.avoid_domains.clone()),
+            secrets: self.secrets.map_or_else(|| base.secrets.clone(), |own| base.secrets.merged(&own)),
+            output_schema: self.output_schema,
+            replay_of: self.replay_of,
+            vision: self.vision.unwrap_or(base.vision),
+            cache: self.cache.unwrap_or(base.cache),
+        }
+    }
+}
+
+impl TaskLimits {
+    /// Reads the optional limit fields of `f`, each defaulting to the value in `base`.
+    fn read(f: &Fields<'_>, base: &TaskLimits) -> Result<Self, ApiError> {
+        Ok(TaskLimitsPatch::read(f)?.over(base))
     }
 }
 
@@ -262,6 +292,26 @@ impl SessionParams {
     }
 }
 
+/// A `newTask` message: its text and the limits it gives; [`NewTaskMessage::with_defaults`] fills in the
+/// session's for the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewTaskMessage {
+    pub task_details: String,
+    pub limits: TaskLimitsPatch,
+    pub terminate_on_completion: bool,
+}
+
+impl NewTaskMessage {
+    /// The task, with the limits the message left out taken from `session_defaults`.
+    pub fn with_defaults(self, session_defaults: &TaskLimits) -> NewTask {
+        NewTask {
+            task_details: self.task_details,
+            limits: self.limits.over(session_defaults),
+            terminate_on_completion: self.terminate_on_completion,
+        }
+    }
+}
+
 /// A new task: its text and its limits (defaults from the session).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewTask {
@@ -310,7 +360,7 @@ pub enum Interaction {
 /// One message of send-message (or of the WebSocket channel).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
-    NewTask(NewTask),
+    NewTask(NewTaskMessage),
     State(StateCommand),
     Interaction(Interaction),
     Guardrail { answer: String },
@@ -322,12 +372,13 @@ pub fn id_text(raw: &str) -> &str {
     raw.trim()
 }
 
-/// Body of send-message.
+/// Body of send-message: parsed once, by the transport.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SendMessage {
     pub session_id: String,
-    /// The raw message object; parse it with [`Message::parse`] against the session's defaults.
-    pub message: Value,
+    /// The message, or why it is not one. The error is answered only once the session is known to be the
+    /// caller's: an unknown session is 404 whatever the message says, as the API has always answered.
+    pub message: Result<Message, ApiError>,
 }
 
 impl SendMessage {
@@ -340,17 +391,17 @@ impl SendMessage {
         if session_id.is_empty() {
             return Err(missing("sessionId and message are required"));
         }
-        let message = f.get("message").cloned().unwrap_or(Value::Null);
+        let message = f.get("message").unwrap_or(&Value::Null);
         if !message.is_object() {
             return Err(invalid_params("message must be a JSON object"));
         }
-        Ok(SendMessage { session_id: session_id.to_owned(), message })
+        Ok(SendMessage { session_id: session_id.to_owned(), message: Message::parse(message) })
     }
 }
 
 impl Message {
-    /// Parses a message object; task limits not given default to `session_defaults`.
-    pub fn parse(value: &Value, session_defaults: &TaskLimits) -> Result<Self, ApiError> {
+    /// Parses a message object; a new task's limits are laid over the session's when it starts.
+    pub fn parse(value: &Value) -> Result<Self, ApiError> {
         let f = Fields::of(value, "message")?;
         let action_type = f.req_str("actionType")?;
         match action_type {
@@ -362,9 +413,9 @@ impl Message {
                     return Err(invalid_params("newState must be \"start\" for a newTask message"));
                 }
                 let task_details = parse_task_details(f.req_str("taskDetails")?)?;
-                Ok(Message::NewTask(NewTask {
+                Ok(Message::NewTask(NewTaskMessage {
                     task_details,
-                    limits: TaskLimits::read(&f, session_defaults)?,
+                    limits: TaskLimitsPatch::read(&f)?,
                     terminate_on_completion: f.opt_bool("terminateOnCompletion")?.unwrap_or(false),
                 }))
             }

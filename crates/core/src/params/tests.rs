@@ -65,31 +65,27 @@ fn run_task_requires_task_details() {
 
 #[test]
 fn messages_parse_and_reject() {
-    let d = TaskLimits::default();
-    let m = Message::parse(&json!({"actionType": "newTask", "newState": "start", "taskDetails": "go"}), &d).unwrap();
+    let m = Message::parse(&json!({"actionType": "newTask", "newState": "start", "taskDetails": "go"})).unwrap();
     assert!(matches!(m, Message::NewTask(_)));
-    assert_eq!(code(Message::parse(&json!({"actionType": "dance"}), &d)), ErrorCode::InvalidParams);
-    assert_eq!(code(Message::parse(&json!({}), &d)), ErrorCode::MissingRequiredField);
+    assert_eq!(code(Message::parse(&json!({"actionType": "dance"}))), ErrorCode::InvalidParams);
+    assert_eq!(code(Message::parse(&json!({}))), ErrorCode::MissingRequiredField);
     assert_eq!(
-        code(Message::parse(&json!({"actionType": "newTask", "newState": "start"}), &d)),
+        code(Message::parse(&json!({"actionType": "newTask", "newState": "start"}))),
         ErrorCode::MissingRequiredField
     );
-    assert_eq!(
-        code(Message::parse(&json!({"actionType": "state", "newState": "start"}), &d)),
-        ErrorCode::InvalidParams
-    );
+    assert_eq!(code(Message::parse(&json!({"actionType": "state", "newState": "start"}))), ErrorCode::InvalidParams);
     let click = |x: f64, y: f64| json!({"actionType": "interaction", "action": {"type": "CLICK", "x": x, "y": y}});
-    assert_eq!(code(Message::parse(&click(10.0, 100.0), &d)), ErrorCode::InvalidParameter);
-    assert_eq!(code(Message::parse(&click(1025.0, 300.0), &d)), ErrorCode::InvalidParameter);
-    assert!(Message::parse(&click(1024.0, 600.0), &d).is_ok());
+    assert_eq!(code(Message::parse(&click(10.0, 100.0))), ErrorCode::InvalidParameter);
+    assert_eq!(code(Message::parse(&click(1025.0, 300.0))), ErrorCode::InvalidParameter);
+    assert!(Message::parse(&click(1024.0, 600.0)).is_ok());
     let message = |r: Result<Message, ApiError>| r.expect_err("expected an error").message;
-    assert_eq!(message(Message::parse(&click(1025.0, 300.0), &d)), "action.x must be between 0 and 1024");
+    assert_eq!(message(Message::parse(&click(1025.0, 300.0))), "action.x must be between 0 and 1024");
     assert_eq!(
-        message(Message::parse(&click(10.0, 100.0), &d)),
+        message(Message::parse(&click(10.0, 100.0))),
         "action.y must be between 155 and 600 (the top 155 pixels are browser chrome)"
     );
     let key = json!({"actionType": "interaction", "action": {"type": "KEY_PRESS", "key": "F13"}});
-    assert_eq!(code(Message::parse(&key, &d)), ErrorCode::InvalidParameter);
+    assert_eq!(code(Message::parse(&key)), ErrorCode::InvalidParameter);
 }
 
 #[test]
@@ -115,14 +111,15 @@ fn vision_is_read_for_sessions_and_inherited_by_tasks() {
     let session = parse(json!({"vision": "on"})).unwrap().limits;
     assert_eq!(session.vision, VisionMode::On);
     assert_eq!(code(parse(json!({"vision": "sometimes"}))), ErrorCode::InvalidParams);
-    let task = |v| Message::parse(&v, &session);
+    let task = |v| Message::parse(&v);
+    let limits = |t: NewTaskMessage| t.with_defaults(&session).limits;
     let base = json!({"actionType": "newTask", "newState": "start", "taskDetails": "x"});
     let Ok(Message::NewTask(t)) = task(base.clone()) else { panic!("a task") };
-    assert_eq!(t.limits.vision, VisionMode::On, "inherited from the session");
+    assert_eq!(limits(t).vision, VisionMode::On, "inherited from the session");
     let mut own = base.clone();
     own["vision"] = json!("off");
     let Ok(Message::NewTask(t)) = task(own) else { panic!("a task") };
-    assert_eq!(t.limits.vision, VisionMode::Off);
+    assert_eq!(limits(t).vision, VisionMode::Off);
     let mut bad = base;
     bad["vision"] = json!(false);
     assert_eq!(code(task(bad)), ErrorCode::InvalidParams);
@@ -138,8 +135,8 @@ fn cache_is_auto_or_off_and_a_session_value_is_its_tasks_default() {
     for bad in [json!("on"), json!("OFF"), json!(""), json!(false), json!(1)] {
         assert_eq!(code(parse(json!({ "cache": bad }))), ErrorCode::InvalidParams, "{bad}");
     }
-    let task = |v: serde_json::Value, base: &TaskLimits| match Message::parse(&v, base).unwrap() {
-        Message::NewTask(t) => t.limits.cache,
+    let task = |v: serde_json::Value, base: &TaskLimits| match Message::parse(&v).unwrap() {
+        Message::NewTask(t) => t.with_defaults(base).limits.cache,
         other => panic!("{other:?}"),
     };
     let new = |extra: serde_json::Value| {
@@ -149,4 +146,33 @@ fn cache_is_auto_or_off_and_a_session_value_is_its_tasks_default() {
     };
     assert_eq!(task(new(json!({})), &off.limits), CacheMode::Off, "inherited from the session");
     assert_eq!(task(new(json!({"cache": "auto"})), &off.limits), CacheMode::Auto);
+}
+
+#[test]
+fn send_message_keeps_a_bad_message_to_answer_once_the_session_is_known() {
+    let parsed = SendMessage::parse(&json!({"sessionId": "s", "message": {"actionType": "dance"}})).unwrap();
+    assert_eq!(parsed.session_id, "s");
+    assert_eq!(parsed.message.map_err(|e| e.code), Err(ErrorCode::InvalidParams));
+    let good = json!({"sessionId": "s", "message": {"actionType": "state", "newState": "pause"}});
+    assert_eq!(SendMessage::parse(&good).unwrap().message, Ok(Message::State(StateCommand::Pause)));
+}
+
+#[test]
+fn a_new_tasks_limits_are_laid_over_the_sessions() {
+    let session = SessionParams::parse(
+        &json!({"maxDuration": 60000, "secrets": {"pw": "a"}, "startingUrl": "http://a.test/", "cache": "off"}),
+        SessionOrigin::StartSession,
+    )
+    .unwrap()
+    .limits;
+    let message = json!({"actionType": "newTask", "newState": "start", "taskDetails": "x",
+        "secrets": {"otp": "b"}, "maxInputTokens": 5000, "startingUrl": " "});
+    let Ok(Message::NewTask(task)) = Message::parse(&message) else { panic!("a task") };
+    let limits = task.with_defaults(&session).limits;
+    assert_eq!((limits.max_duration_ms, limits.max_input_tokens), (60000, 5000));
+    assert_eq!(limits.starting_url, None, "a blank startingUrl clears the session's");
+    assert_eq!(limits.cache, CacheMode::Off);
+    let mut names: Vec<_> = limits.secrets.names().map(|(name, _)| name.to_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["otp", "pw"], "the task's secrets are added to the session's");
 }
