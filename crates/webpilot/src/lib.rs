@@ -6,7 +6,6 @@ pub mod config;
 mod data_dir;
 mod node;
 mod purge;
-pub mod recordings;
 pub mod telemetry;
 
 use config::{ServeConfig, StoreConfig};
@@ -74,7 +73,7 @@ pub struct RunningApp {
     tasks: ServiceTasks,
     server: Option<tokio::task::JoinHandle<()>>,
     /// The recorders of recorded sessions (tests purge through them).
-    pub recorders: Arc<recordings::Recorders>,
+    pub recorders: Arc<webpilot_recordings::Recorders>,
 }
 
 impl RunningApp {
@@ -320,7 +319,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         .map_err(|_| webpilot_store::StoreError::Corrupt("the shared stream key".into()))?;
     let live_view = Arc::new(LiveView::new(LiveViewConfig::default()));
     let recordings_dir = store_cfg.data_dir.join("recordings");
-    let recorders = recordings::Recorders::new(
+    let recorders = webpilot_recordings::Recorders::new(
         live_view.clone(),
         store.clone(),
         recordings_dir.clone(),

@@ -19,6 +19,11 @@ use webpilot_sessions::{RecordHook, RecordedSession};
 use webpilot_store::{now_ms, RecordingStatus, RecordingTotals, Store};
 use webpilot_tasks::Tasks;
 
+/// Mode of a recording's folder: the data directory's (0700; `webpilot`'s `data_dir` tightens it too).
+pub const DIR_MODE: u32 = 0o700;
+/// Mode of a recording's files: the data directory's (0600).
+pub const FILE_MODE: u32 = 0o600;
+
 /// How long the timeline may take to write the session's last events after the video ended.
 const TIMELINE_GRACE: Duration = Duration::from_secs(2);
 
@@ -146,12 +151,12 @@ impl Recorders {
         let started_at = now_ms();
         let dir = self.root.join(&id);
         // The service's alone (0700 / 0600), like the whole data directory.
-        let file = match std::fs::DirBuilder::new().recursive(true).mode(crate::data_dir::DIR_MODE).create(&dir) {
+        let file = match std::fs::DirBuilder::new().recursive(true).mode(DIR_MODE).create(&dir) {
             Ok(()) => std::fs::OpenOptions::new()
                 .write(true)
                 .create(true)
                 .truncate(true)
-                .mode(crate::data_dir::FILE_MODE)
+                .mode(FILE_MODE)
                 .open(dir.join(VIDEO_FILE)),
             Err(e) => Err(e),
         };
