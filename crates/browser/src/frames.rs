@@ -7,6 +7,7 @@
 //! (a hundred lines), and a second CDP client crate would bring its own copy of the whole protocol.
 
 use crate::error::BrowserError;
+use crate::inbox::{inbox, Inbox};
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -39,17 +40,14 @@ impl Drop for FrameClient {
 pub(crate) async fn ws_channels(
     ws_url: &str,
     timeout: Duration,
-) -> Result<
-    (mpsc::UnboundedSender<String>, mpsc::UnboundedReceiver<String>, [tokio::task::JoinHandle<()>; 2]),
-    BrowserError,
-> {
+) -> Result<(mpsc::UnboundedSender<String>, Inbox, [tokio::task::JoinHandle<()>; 2]), BrowserError> {
     let (ws, _) = tokio::time::timeout(timeout, tokio_tungstenite::connect_async(ws_url))
         .await
         .map_err(|_| BrowserError::Timeout("connect to the browser"))?
         .map_err(|e| BrowserError::Cdp(format!("connecting to the browser failed: {e}")))?;
     let (mut sink, mut stream) = ws.split();
     let (out, mut rx) = mpsc::unbounded_channel::<String>();
-    let (answers_tx, answers) = mpsc::unbounded_channel::<String>();
+    let (answers_tx, answers) = inbox();
     let writer = webpilot_tasks::spawn_owned("frame writer", async move {
         while let Some(text) = rx.recv().await {
             if sink.send(Message::text(text)).await.is_err() {
@@ -60,7 +58,8 @@ pub(crate) async fn ws_channels(
     let reader = webpilot_tasks::spawn_owned("frame reader", async move {
         while let Some(Ok(msg)) = stream.next().await {
             let Message::Text(text) = msg else { continue };
-            if answers_tx.send(text.as_str().to_owned()).is_err() {
+            // Gone, or too far behind: the connection ends (its own, so nothing else waits on it).
+            if !answers_tx.send(text.as_str().to_owned()) {
                 break;
             }
         }
@@ -79,7 +78,7 @@ impl FrameClient {
 
     /// A client over `out` (commands) and `answers` (what the browser sends back): a local browser's
     /// DevTools pipe, shared through its bridge (`pipe.rs`).
-    pub fn over(out: mpsc::UnboundedSender<String>, mut answers: mpsc::UnboundedReceiver<String>) -> FrameClient {
+    pub fn over(out: mpsc::UnboundedSender<String>, mut answers: Inbox) -> FrameClient {
         let pending: Pending = Arc::default();
         let waiting = pending.clone();
         let reader = webpilot_tasks::spawn_owned("frame answers", async move {

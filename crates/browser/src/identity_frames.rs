@@ -101,7 +101,7 @@ fn send(out: &mpsc::UnboundedSender<String>, id: u64, method: &str, params: Valu
 /// Hands answers to their callers, and gives each frame attached under a watched page the overrides, then
 /// auto-attaches its own frames, then lets it run (commands of one session run in order).
 async fn read(
-    mut answers: mpsc::UnboundedReceiver<String>,
+    mut answers: crate::inbox::Inbox,
     out: mpsc::UnboundedSender<String>,
     pending: Pending,
     next: Arc<AtomicU64>,

@@ -13,6 +13,7 @@ mod error;
 mod frames;
 mod identity;
 mod identity_frames;
+mod inbox;
 mod input;
 mod launch;
 mod lease;

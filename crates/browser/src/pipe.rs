@@ -5,6 +5,7 @@
 //! constant time), closes the listener, and relays text frames to and from the pipes. When either side
 //! ends the bridge ends: Chromium's death closes the WebSocket, which marks the browser dead.
 
+use crate::inbox::{inbox, Inbox, InboxSender, MAX_UNREAD};
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -33,13 +34,15 @@ pub(crate) struct Bridge {
     pub link: Link,
 }
 
-/// A client's channels: commands to the browser, and its answers.
-type Channels = (mpsc::UnboundedSender<String>, mpsc::UnboundedReceiver<String>);
+/// A client's channels: commands to the browser, and its answers (counted: `inbox.rs`).
+type Channels = (mpsc::UnboundedSender<String>, Inbox);
+/// The bridge's side of a client: where its answers go, and its commands.
+type Registration = (InboxSender, mpsc::UnboundedReceiver<String>);
 
 /// Attaches further in-process clients to the one pipe (never over TCP: the listener is gone).
 #[derive(Clone)]
 pub(crate) struct Link {
-    register: mpsc::UnboundedSender<Channels>,
+    register: mpsc::UnboundedSender<Registration>,
 }
 
 impl Link {
@@ -47,7 +50,7 @@ impl Link {
     /// sessions it attaches (and their events) are kept from chromiumoxide, as on a connection of its own.
     pub fn attach(&self) -> Option<Channels> {
         let (to_browser, from_client) = mpsc::unbounded_channel();
-        let (to_client, from_browser) = mpsc::unbounded_channel();
+        let (to_client, from_browser) = inbox();
         self.register.send((to_client, from_client)).ok()?;
         Some((to_browser, from_browser))
     }
@@ -128,7 +131,7 @@ async fn relay(
     ws: WebSocketStream<TcpStream>,
     reader: pipe::Receiver,
     writer: pipe::Sender,
-    registrations: mpsc::UnboundedReceiver<Channels>,
+    registrations: mpsc::UnboundedReceiver<Registration>,
 ) {
     let (ws_tx, ws_rx) = ws.split();
     let router = Arc::new(Mutex::new(Router::default()));
@@ -208,7 +211,7 @@ fn commands_of(
 async fn write_commands(
     mut ws_rx: WsStream,
     mut writer: pipe::Sender,
-    mut registrations: mpsc::UnboundedReceiver<Channels>,
+    mut registrations: mpsc::UnboundedReceiver<Registration>,
     router: Arc<Mutex<Router>>,
 ) {
     let mut clients = futures::stream::SelectAll::new();
@@ -257,7 +260,7 @@ const CLIENT_IDS: u64 = 1 << 30;
 #[derive(Default)]
 struct Router {
     /// Attached clients by index; none once a client went away.
-    clients: Vec<Option<mpsc::UnboundedSender<String>>>,
+    clients: Vec<Option<InboxSender>>,
     /// Bridge id -> (client, the client's own id, whether the answer attaches a session).
     calls: HashMap<u64, (usize, Value, bool)>,
     next: u64,
@@ -315,14 +318,24 @@ impl Router {
         }
     }
 
+    /// Hands `text` to client `index`. A client that is gone, or that fell `MAX_UNREAD` bytes behind, is
+    /// forgotten: the bridge never waits on a client, and never keeps its backlog.
     fn send_to(&mut self, index: usize, text: String) {
         let sent = match self.clients.get(index) {
-            Some(Some(tx)) => tx.send(text).is_ok(),
+            Some(Some(tx)) => tx.send(text),
             _ => false,
         };
-        if !sent {
-            self.forget_if_gone(index);
+        if sent {
+            return;
         }
+        if let Some(slot @ Some(_)) = self.clients.get_mut(index) {
+            if slot.as_ref().is_some_and(|tx| !tx.is_closed()) {
+                tracing::warn!(limit = MAX_UNREAD, "a DevTools client fell too far behind the browser; it is dropped");
+            }
+            // Its inbox ends once the client has read what it holds.
+            *slot = None;
+        }
+        self.forget_if_gone(index);
     }
 
     /// A message from the browser: returned when it is chromiumoxide's, else handed to its client (answers,

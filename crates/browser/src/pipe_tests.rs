@@ -2,11 +2,10 @@
 //! and one connection with the token is bridged to the pipes.
 
 use super::{start, Router, CLIENT_IDS};
-use tokio::sync::mpsc;
 
 #[test]
 fn a_clients_answers_sessions_and_their_events_go_to_it_alone() {
-    let (to_client, mut client) = mpsc::unbounded_channel();
+    let (to_client, mut client) = crate::inbox::inbox();
     let mut router = Router { clients: vec![Some(to_client)], ..Router::default() };
     let attach = r#"{"id":1,"method":"Target.attachToTarget","params":{"targetId":"T"}}"#;
     let sent = router.command_of(0, attach.to_owned());
@@ -39,7 +38,7 @@ fn a_clients_answers_sessions_and_their_events_go_to_it_alone() {
 }
 #[test]
 fn a_commands_id_is_rewritten_in_place_and_its_answer_gets_the_clients_id_back() {
-    let (to_client, mut client) = mpsc::unbounded_channel();
+    let (to_client, mut client) = crate::inbox::inbox();
     let mut router = Router { clients: vec![Some(to_client)], ..Router::default() };
     let big = "x".repeat(1000);
     let command = format!(r#"{{"id":5,"method":"Runtime.evaluate","params":{{"expression":"{big}"}}}}"#);
@@ -51,6 +50,41 @@ fn a_commands_id_is_rewritten_in_place_and_its_answer_gets_the_clients_id_back()
     let got = client.try_recv().expect("the answer");
     assert_eq!(got, format!(r#"{{"id":5,"result":{{"result":{{"value":"{big}"}}}},"sessionId":"P"}}"#));
     assert!(router.sessions.is_empty(), "an evaluate attaches no session");
+}
+
+#[test]
+fn a_client_that_falls_too_far_behind_is_dropped_and_the_others_go_on() {
+    let (slow_tx, mut slow) = crate::inbox::inbox();
+    let (quick_tx, mut quick) = crate::inbox::inbox();
+    let mut router = Router { clients: vec![Some(slow_tx), Some(quick_tx)], ..Router::default() };
+    // Four answers (each with its few bytes of JSON around the value) fit the budget; a fifth does not.
+    let big = "x".repeat(crate::inbox::MAX_UNREAD / 4 - 100);
+    // Each client evaluates large values; the slow one never reads its answers.
+    let route_answer = |router: &mut Router, client: usize| {
+        let command =
+            format!(r#"{{"id":1,"method":"Runtime.evaluate","params":{{"expression":"v"}},"sessionId":"P{client}"}}"#);
+        let sent = router.command_of(client, command).expect("forwarded");
+        let id = crate::pipe::leading_id(&sent).expect("id").0;
+        router.route(format!(r#"{{"id":{id},"result":{{"value":"{big}"}}}}"#))
+    };
+    for _ in 0..4 {
+        assert_eq!(route_answer(&mut router, 0), None, "handed to the slow client");
+        assert_eq!(route_answer(&mut router, 1), None);
+        assert!(quick.try_recv().is_ok_and(|a| a.len() > big.len()), "the quick client reads its answer");
+    }
+    assert!(router.clients[0].is_some(), "four answers are within the budget");
+    assert_eq!(route_answer(&mut router, 0), None, "the fifth is past it: dropped, not handed to chromiumoxide");
+    assert!(router.clients[0].is_none(), "the slow client is forgotten");
+    assert!(router.calls.values().all(|(client, _, _)| *client != 0), "with its calls");
+    assert_eq!(route_answer(&mut router, 1), None);
+    assert!(quick.try_recv().is_ok(), "the other client goes on");
+    // The slow client still reads the four answers it was given, then its inbox ends as having fallen behind.
+    let mut read = 0;
+    while slow.try_recv().is_ok() {
+        read += 1;
+    }
+    assert_eq!(read, 4);
+    assert!(slow.fell_behind());
 }
 
 use futures::{SinkExt, StreamExt};

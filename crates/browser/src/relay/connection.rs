@@ -151,10 +151,7 @@ impl Relay {
     }
 
     /// Opens the relay's browser session and its discovery of targets, keeping the context's ones.
-    pub(super) async fn start(
-        &mut self,
-        from_browser: &mut mpsc::UnboundedReceiver<String>,
-    ) -> Result<(), BrowserError> {
+    pub(super) async fn start(&mut self, from_browser: &mut crate::inbox::Inbox) -> Result<(), BrowserError> {
         let attached = self.call(from_browser, "Target.attachToBrowserTarget", json!({}), false).await?;
         self.browser_session = attached
             .get("sessionId")
@@ -170,7 +167,7 @@ impl Relay {
     /// One call of the relay's own, waited for; the context's targets discovered meanwhile are kept.
     async fn call(
         &mut self,
-        from_browser: &mut mpsc::UnboundedReceiver<String>,
+        from_browser: &mut crate::inbox::Inbox,
         method: &str,
         params: Value,
         in_browser_session: bool,
@@ -481,7 +478,7 @@ impl Relay {
     /// reported to a gone client).
     /// Detaches every session the client attached, then the relay's browser session, each answer awaited
     /// (so what the client set on a page, its emulation among it, is gone before the relay ends).
-    pub(super) async fn detach_all(&mut self, from_browser: &mut mpsc::UnboundedReceiver<String>) {
+    pub(super) async fn detach_all(&mut self, from_browser: &mut crate::inbox::Inbox) {
         let top: Vec<String> = self.top_sessions.drain().collect();
         for s in top {
             if let Err(e) = self.call(from_browser, "Target.detachFromTarget", json!({ "sessionId": s }), true).await {

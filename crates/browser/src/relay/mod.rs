@@ -100,6 +100,7 @@ impl DevtoolsScope {
                 },
                 m = from_browser.recv() => match m {
                     Some(text) => relay.on_browser(text).await,
+                    None if from_browser.fell_behind() => break RelayEnd::ClientTooSlow,
                     None => break RelayEnd::BrowserGone,
                 },
                 Some((target, answer)) = adopted.recv() => relay.created(target, answer).await,
