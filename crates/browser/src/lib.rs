@@ -30,6 +30,7 @@ mod remote;
 mod sandbox;
 mod screencast;
 mod scripts;
+mod secret_paint;
 mod snapshot;
 mod storage_state;
 mod tabs;
@@ -44,6 +45,7 @@ pub use error::BrowserError;
 pub use lease::{BrowserLease, Replacement};
 pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserPool, PoolStats};
+pub use secret_paint::{paint_over, SecretBoxes, PAINT};
 /// The byte-bounded queues between a DevTools client's socket and its relay.
 pub use relay::queue as devtools_queue;
 pub use relay::{DevtoolsScope, RelayEnd};

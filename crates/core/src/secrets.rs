@@ -308,6 +308,18 @@ impl Secrets {
     }
 
     /// Does `text` show a secret value?
+    /// Every value `mask` would replace (each secret as typed and as a URL carries it, and the one-time codes
+    /// typed so far), with how many times `text` shows it: what a picture of the page must have painted over.
+    /// Never log them.
+    pub fn values_in(&self, text: &str) -> Vec<(String, usize)> {
+        self.0
+            .forms
+            .iter()
+            .chain(self.typed().iter())
+            .map(|(value, _)| (value.clone(), if value.is_empty() { 0 } else { text.matches(value.as_str()).count() }))
+            .collect()
+    }
+
     pub fn shown_in(&self, text: &str) -> bool {
         self.0.map.values().any(|s| text.contains(s.masked_text()))
             || self.typed().iter().any(|(code, _)| text.contains(code.as_str()))

@@ -4,6 +4,7 @@ pub mod account;
 pub mod canvas;
 pub mod challenges;
 mod dynamic;
+pub mod echo;
 pub mod files;
 mod html;
 pub mod identity;
@@ -184,6 +185,7 @@ fn router(state: SiteState) -> Router {
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))
         .route("/canvas", get(canvas::canvas))
+        .route("/echo", get(echo::echo))
         .route("/search", get(search::search))
         .route("/newsletter", get(newsletter::newsletter))
         .route("/whep-player", get(whep_player::whep_player))

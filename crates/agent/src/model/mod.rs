@@ -79,15 +79,18 @@ impl ModelAgent {
         };
         let text = prompt::observation(&snapshot, &tabs, step, self.settings.max_page_chars);
         // A page showing a secret (a field typed into) is described with the value masked, and its
-        // screenshot is left out.
-        let shows_secret = ctx.secrets.shown_in(&text);
-        let text = if shows_secret { ctx.secrets.mask(&text) } else { text };
+        // screenshot has the secret painted over.
+        let shown = if ctx.secrets.is_empty() { Vec::new() } else { ctx.secrets.values_in(&text) };
+        let text = ctx.secrets.mask(&text);
         let print = page_print(&text);
         let mut content = vec![ContentPart::Text(text)];
-        if !shows_secret && vision::wanted(ctx, mode, self.model.supports_images(), &snapshot, print, turn).await {
-            if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(self.settings.screenshot_quality)).await {
-                let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
-                content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
+        if vision::wanted(ctx, mode, self.model.supports_images(), &snapshot, print, turn).await {
+            let quality = self.settings.screenshot_quality;
+            if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(quality)).await {
+                if let Some(jpeg) = vision::without_secrets(ctx, jpeg, &shown, quality).await {
+                    let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
+                    content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
+                }
             }
         }
         let message = ChatMessage { role: Role::User, content, tool_calls: Vec::new(), tool_call_id: None };

@@ -53,6 +53,45 @@ pub(super) async fn wanted(
     wants_image(mode, takes_images, &cues)
 }
 
+/// `jpeg` as a model may see it: every place the task's secrets show on the page painted over. `shown` is
+/// each secret value with how many times the text observation shows it; `None` (the picture is left out) when
+/// the page could not be searched, or shows a value more often than the search found it (a cross-origin frame,
+/// a closed shadow root, the address bar's URL): a picture is never sent with a secret in it.
+pub(super) async fn without_secrets(
+    ctx: &AgentContext,
+    jpeg: Vec<u8>,
+    shown: &[(String, usize)],
+    quality: i64,
+) -> Option<Vec<u8>> {
+    if shown.is_empty() {
+        return Some(jpeg);
+    }
+    let values: Vec<String> = shown.iter().map(|(v, _)| v.clone()).collect();
+    let found = match ctx.control.act(ctx.page.secret_boxes(&values)).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::debug!(error = %e, "the page could not be searched for secrets; its picture is left out");
+            return None;
+        }
+    };
+    let covered = shown.iter().enumerate().all(|(i, (_, times))| found.found.get(i).is_some_and(|n| n >= times));
+    if !covered {
+        tracing::debug!("a secret shows where the page's search did not find it; the picture is left out");
+        return None;
+    }
+    if found.boxes.is_empty() {
+        return Some(jpeg);
+    }
+    let quality = u8::try_from(quality.clamp(1, 100)).unwrap_or(80);
+    match webpilot_browser::paint_over(&jpeg, &found.boxes, quality) {
+        Ok(painted) => Some(painted),
+        Err(e) => {
+            tracing::debug!(error = %e, "the secrets could not be painted over; the picture is left out");
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

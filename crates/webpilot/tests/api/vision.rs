@@ -144,3 +144,47 @@ async fn vision_auto_sends_a_screenshot_where_the_page_is_a_picture_and_none_on_
     assert!(red[0] > 180 && red[1] < 80 && red[2] < 80, "the red target is in the picture: {red:?}");
     app.stop().await;
 }
+
+#[tokio::test]
+async fn a_typed_secret_is_painted_over_in_the_screenshot_and_the_rest_of_the_page_is_sent() {
+    use webpilot_testkit::site::echo::{BLUE, ECHO, FIELD};
+    const SECRET: &str = "hunter2-SuperSecret";
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    model.push(vec![
+        Reply::call("type", json!({ "index": "@Code", "text": "<secret:pw>", "press_enter": false })),
+        Reply::done("Typed."),
+    ]);
+    let key = app.key().await;
+    let body = json!({ "taskDetails": "type the code", "vision": "on", "startingUrl": app.site.url("/echo"),
+                       "secrets": { "pw": SECRET } });
+    let r = app.post("/start/run-task", &key, body).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    // The turn after typing: the page shows the secret in the field and in large type below it. The picture is
+    // sent, with both painted over.
+    let shots = images(&requests[1]);
+    assert_eq!(shots.len(), 1, "the picture of the page showing the secret is sent, not dropped");
+    let shot = shots[0].to_rgb8();
+    assert_eq!(shot.dimensions(), (1024, 445));
+    let text = serde_json::to_string(&requests[1]).expect("json");
+    assert!(!text.contains(SECRET) && text.contains("<secret:pw>"), "the text names the secret, never its value");
+    let dark = |x: u32, y: u32| shot.get_pixel(x, y).0.iter().all(|c| *c < 60);
+    // Every pixel of a box, one in three each way (glyphs would leave light pixels between them).
+    let painted = |(left, top, width, height): (u32, u32, u32, u32)| {
+        (top..top + height).step_by(3).all(|y| (left..left + width).step_by(3).all(|x| dark(x, y)))
+    };
+    assert!(painted(FIELD), "the field holding the secret is painted over");
+    assert!(painted(ECHO), "the text showing the secret is painted over");
+    let (bl, bt, bw, bh) = BLUE;
+    let blue = shot.get_pixel(bl + bw / 2, bt + bh / 2).0;
+    assert!(blue[2] > 200 && blue[0] < 50 && blue[1] < 50, "the rest of the page is in the picture: {blue:?}");
+    let white = shot.get_pixel(500, 400).0;
+    assert!(white.iter().all(|c| *c > 220), "only the secret's boxes are painted: {white:?}");
+    // The turn before typing showed no secret: its picture is the page as it is (the field empty, light).
+    let before = images(&requests[0]);
+    assert_eq!(before.len(), 1);
+    let field_before = before[0].to_rgb8().get_pixel(FIELD.0 + FIELD.2 / 2, FIELD.1 + FIELD.3 / 2).0;
+    assert!(field_before.iter().all(|c| *c > 200), "the empty field is not painted: {field_before:?}");
+    app.stop().await;
+}
