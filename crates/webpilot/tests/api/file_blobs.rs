@@ -1,10 +1,11 @@
 //! Session files' bytes live in the blob store (`<data dir>/files/…`, or the object store), not in the
-//! database: they survive a restart, are served whole or by range, leave with their file, and count
-//! against the storage quota; rows written before the blob store are still served from the database; and
+//! database: they survive a restart, are served whole or by range, leave with their file (deleted or
+//! purged), and count against the storage quota; rows written before the blob store are still served from the database; and
 //! in a cluster a file kept by one node is uploaded, read and deleted through another.
 
 use crate::cluster::Cluster;
 use crate::helpers::{holds, stored_bytes, TestApp};
+use crate::recording_storage::S3;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -108,6 +109,12 @@ async fn file_bytes_live_in_the_blob_folder_not_the_database_and_survive_a_resta
     assert_eq!(delete(&app, &key, &sid, "marked.txt").await, 404);
     let usage = app.client.get(format!("{}/usage", app.base)).bearer_auth(&key).send().await.expect("usage");
     assert_eq!(usage.json::<Value>().await.expect("JSON")["storage"]["usedBytes"], REPORT_CSV.len());
+
+    // The retention purge drops the rest, with its blob.
+    let purged = app.app().manager.files().purge(webpilot_store::now_ms() + 1).await.expect("purge");
+    assert_eq!(purged, 1);
+    assert!(blobs_of(app.data_dir(), &sid).is_empty(), "{:?}", blobs_of(app.data_dir(), &sid));
+    assert_eq!(get(&app, &key, &sid, "report.csv", None).await.status().as_u16(), 404);
     app.stop().await;
 }
 
@@ -184,5 +191,41 @@ async fn a_file_kept_by_one_node_is_uploaded_read_and_deleted_through_another() 
     let r = get(&b, &key, &sid, "kept.txt", None).await;
     assert_eq!(r.status().as_u16(), 503);
     assert_eq!(r.json::<Value>().await.expect("JSON")["code"], "INSTANCE_UNAVAILABLE");
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn files_in_the_object_store_are_served_by_any_node_and_deleted_from_it() {
+    let s3 = S3::start("webpilot-files").await;
+    let flags = s3.flags("webpilot-files", "t");
+    let cluster = Cluster::new().await;
+    let with_s3 = |mut s: crate::helpers::Settings| {
+        s.args.extend(flags.clone());
+        s
+    };
+    let a = cluster.node_with(None, with_s3).await;
+    let b = cluster.node_with(None, with_s3).await;
+    let key = a.key().await;
+    let sid = a.start_session(&key, json!({})).await;
+    let marker = format!("s3-marker-{}", uuid::Uuid::new_v4().simple());
+    let content = content_with(&marker);
+    let (status, stored) = upload(&a, &key, &sid, "shared.txt", &content).await;
+    assert_eq!(status, 200, "{stored}");
+    let object = format!("<Key>t/files/{sid}/");
+    assert!(s3.keys("webpilot-files", &format!("t/files/{sid}/")).await.contains(&object), "in the object store");
+    assert!(blobs_of(a.data_dir(), &sid).is_empty(), "not in the node's folder");
+    assert!(!holds(&stored_bytes(&a).await, &marker), "nor in the database");
+
+    // Another node reads it from the object store itself, also once the node that wrote it stopped.
+    a.stop().await;
+    let r = get(&b, &key, &sid, "shared.txt", None).await;
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.bytes().await.expect("body").as_ref(), content.as_slice());
+    let part = get(&b, &key, &sid, "shared.txt", Some("bytes=-5")).await;
+    assert_eq!(part.status().as_u16(), 206);
+    assert_eq!(part.bytes().await.expect("range").as_ref(), &content[content.len() - 5..]);
+    assert_eq!(delete(&b, &key, &sid, "shared.txt").await, 200);
+    let listed = s3.keys("webpilot-files", &format!("t/files/{sid}/")).await;
+    assert!(!listed.contains(&object), "deleted from the object store: {listed}");
     b.stop().await;
 }
