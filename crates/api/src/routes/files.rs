@@ -200,6 +200,10 @@ fn gone() -> ApiError {
 fn unreadable(e: FileStoreError) -> ApiError {
     match e {
         FileStoreError::Store(e) => e.into(),
+        // Only a request that says it was forwarded, wrongly, reaches a node that does not keep the bytes.
+        e @ (FileStoreError::Elsewhere(_) | FileStoreError::NoObjectStore) => {
+            ApiError::new(ErrorCode::InstanceUnavailable, format!("this node cannot read the file: {e}"))
+        }
         e => held::unreadable(e),
     }
 }

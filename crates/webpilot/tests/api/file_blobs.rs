@@ -174,6 +174,10 @@ async fn a_file_kept_by_one_node_is_uploaded_read_and_deleted_through_another() 
     assert_eq!(part.bytes().await.expect("range").as_ref(), &content[..100]);
     let stranger = b.key().await;
     assert_eq!(get(&b, &stranger, &sid, "kept.txt", None).await.status().as_u16(), 404);
+    // A client claiming to be a forwarding node gets B's answer for bytes B does not keep: 503, not a 500.
+    let url = format!("{}/sessions/{sid}/files/kept.txt", b.base);
+    let spoofed = b.client.get(url).bearer_auth(&key).header("x-webpilot-forwarded-by", "node_x").send().await;
+    assert_eq!(spoofed.expect("spoofed").status().as_u16(), 503);
 
     // A second file is deleted through B by A, which removes its blob.
     let second = a.start_session(&key, json!({})).await;
