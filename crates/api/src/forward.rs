@@ -1,6 +1,7 @@
 //! Requests for a session that another node holds are forwarded to that node, so a client behind a load
 //! balancer can reach any node: the poll (`/task/{session}/…`), the live view (`/stream/{session}/…`) and
-//! `send-message` (the session id is in its JSON body). The owner answers as if it had been asked
+//! `send-message` (the session id is in its JSON body), and an upload into a live session's files (the
+//! node running it keeps the bytes where its page can be given them). The owner answers as if it had been asked
 //! directly: it checks the caller's key or token and counts the rate limit itself. A forwarded request
 //! carries `x-webpilot-forwarded-by`, and is never forwarded again.
 
@@ -48,6 +49,17 @@ fn session_in_path(path: &str) -> Option<&str> {
     }
 }
 
+/// The session an upload (`POST /sessions/{session}/files`) goes into.
+fn upload_session<'a>(method: &axum::http::Method, path: &'a str) -> Option<&'a str> {
+    let mut parts = path.trim_start_matches('/').split('/');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some("sessions"), Some(id), Some("files"), None) if method == axum::http::Method::POST && !id.is_empty() => {
+            Some(id)
+        }
+        _ => None,
+    }
+}
+
 /// Middleware: forwards the request when its session is held by another alive node.
 pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -> Response {
     // A WebSocket upgrade (the DevTools endpoint) is carried to the owner by its handler (`cdp_forward`).
@@ -55,7 +67,8 @@ pub async fn to_owner(State(state): State<AppState>, req: Request, next: Next) -
         return next.run(req).await;
     }
     let (parts, body) = req.into_parts();
-    let (session, body) = match session_in_path(parts.uri.path()) {
+    let in_path = session_in_path(parts.uri.path()).or_else(|| upload_session(&parts.method, parts.uri.path()));
+    let (session, body) = match in_path {
         Some(id) => (Some(id.to_owned()), body),
         None if parts.uri.path() == "/start/send-message" => {
             let bytes = match axum::body::to_bytes(body, BODY_LIMIT).await {
@@ -167,7 +180,8 @@ fn passed_on(headers: &HeaderMap) -> HeaderMap {
 
 #[cfg(test)]
 mod tests {
-    use super::session_in_path;
+    use super::{session_in_path, upload_session};
+    use axum::http::Method;
 
     #[test]
     fn sessions_are_found_in_poll_and_stream_paths_only() {
@@ -177,5 +191,13 @@ mod tests {
         assert_eq!(session_in_path("/stream/"), None);
         assert_eq!(session_in_path("/start/send-message"), None);
         assert_eq!(session_in_path("/start/health"), None);
+    }
+
+    #[test]
+    fn uploads_are_found_by_their_method_and_path() {
+        assert_eq!(upload_session(&Method::POST, "/sessions/ses_1/files"), Some("ses_1"));
+        assert_eq!(upload_session(&Method::GET, "/sessions/ses_1/files"), None);
+        assert_eq!(upload_session(&Method::POST, "/sessions/ses_1/files/a.txt"), None);
+        assert_eq!(upload_session(&Method::POST, "/sessions//files"), None);
     }
 }

@@ -121,6 +121,14 @@ impl Blobs {
         Ok(found.into_stream().map_err(BlobError::from).boxed())
     }
 
+    /// Removes the blob `name`; one already gone is fine.
+    pub async fn delete(&self, name: &str) -> Result<()> {
+        match self.store.delete(&self.key(name)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Removes every blob under `prefix` (a folder-like name); returns how many went.
     pub async fn delete_all(&self, prefix: &str) -> Result<usize> {
         let under = self.key(prefix);
@@ -163,6 +171,10 @@ mod tests {
         assert_eq!(blobs.get("recordings/s2/events.json").await.expect("get"), None);
         assert_eq!(blobs.size("recordings/s2/video.webm").await.expect("size"), None);
         assert!(dir.path().join("blobs/recordings/s1/video.webm").exists(), "under the address's directory");
+        blobs.put("files/s1/f", Bytes::from_static(b"x")).await.expect("put");
+        blobs.delete("files/s1/f").await.expect("delete");
+        blobs.delete("files/s1/f").await.expect("gone already is fine");
+        assert_eq!(blobs.size("files/s1/f").await.expect("size"), None);
         assert_eq!(blobs.delete_all("recordings/s1").await.expect("delete"), 2);
         assert_eq!(blobs.size("recordings/s1/video.webm").await.expect("size"), None);
     }

@@ -3,6 +3,7 @@
 //! and announced with a `download` event (a refused one is announced too); and the session's stored files
 //! are put where its page's file inputs may be given them.
 
+use crate::file_store::{FileStore, FileToStore};
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -10,10 +11,12 @@ use webpilot_browser::{BrowserLease, DownloadOutcome, SessionPage};
 use webpilot_core::events::{DownloadEvent, SessionEvent};
 use webpilot_core::files::{check_name, mime_for, sanitize, FileSource};
 use webpilot_core::{ErrorCode, SessionId, UserId};
-use webpilot_store::{NewFile, Store};
+use webpilot_store::Store;
 
 /// One session's files: where they are stored, under which caps, and whom a download is announced to.
 pub(crate) struct Files {
+    /// Where the files' bytes go.
+    files: FileStore,
     store: Store,
     session: SessionId,
     user: UserId,
@@ -36,6 +39,7 @@ const DOWNLOAD_GRACE: Duration = Duration::from_secs(10);
 
 impl Files {
     pub fn new(
+        files: FileStore,
         store: Store,
         session: SessionId,
         user: UserId,
@@ -43,7 +47,7 @@ impl Files {
         quota: Option<i64>,
         bus: broadcast::Sender<SessionEvent>,
     ) -> Self {
-        Files { store, session, user, cap, quota, bus }
+        Files { files, store, session, user, cap, quota, bus }
     }
 
     /// Stores the downloads reported or still under way (for up to [`DOWNLOAD_GRACE`]) before the
@@ -93,8 +97,8 @@ impl Files {
             if present {
                 continue;
             }
-            let written = match store.get_file(&self.session, &f.name).await {
-                Ok(Some((_, content))) => tokio::fs::write(&path, content).await.map_err(|e| e.to_string()),
+            let written = match self.files.content(&self.session, &f).await {
+                Ok(Some(content)) => tokio::fs::write(&path, content).await.map_err(|e| e.to_string()),
                 Ok(None) => Ok(()), // deleted meanwhile
                 Err(e) => Err(e.to_string()),
             };
@@ -144,8 +148,8 @@ impl Files {
             );
         }
         let mime_type = data_url_mime(url).unwrap_or_else(|| mime_for(&name));
-        let file = NewFile { name: &name, mime_type, source: FileSource::Download, content };
-        match store.insert_file(&self.session, &self.user, file).await {
+        let file = FileToStore { name: &name, mime_type, source: FileSource::Download, content };
+        match self.files.insert(&self.session, &self.user, file).await {
             Ok(r) => {
                 tracing::info!(bytes = r.bytes, "a download was stored");
                 DownloadEvent::saved(r.name, u64::try_from(r.bytes).unwrap_or(0), r.sha256, r.mime_type)

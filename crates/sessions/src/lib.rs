@@ -9,6 +9,7 @@ mod cache;
 mod config;
 pub mod devtools;
 mod error;
+mod file_store;
 mod files;
 mod input;
 mod live;
@@ -23,6 +24,7 @@ mod start;
 
 pub use config::SessionConfig;
 pub use error::SessionError;
+pub use file_store::{FileStore, FileStoreError, FileToStore};
 pub use live::{LiveTask, TaskView};
 pub use manager::{SendOutcome, SessionManager};
 pub use profiles::{

@@ -44,7 +44,13 @@ fn no_session() -> SessionError {
 }
 
 impl SessionManager {
-    pub fn new(store: Store, pool: BrowserPool, agent: Arc<dyn Agent>, config: SessionConfig) -> Self {
+    pub fn new(
+        store: Store,
+        pool: BrowserPool,
+        agent: Arc<dyn Agent>,
+        config: SessionConfig,
+        files: crate::FileStore,
+    ) -> Self {
         let admission = match config.shared_limits {
             true => Admission::shared(
                 config.max_sessions_per_user,
@@ -55,7 +61,7 @@ impl SessionManager {
             false => Admission::local(config.max_sessions_per_user, config.task_hold_micros),
         };
         let profiles = Profiles::new(store.clone(), config.profiles.clone());
-        let env = Env::new(store, pool, agent, config);
+        let env = Env::new(store, pool, agent, config, files);
         SessionManager { inner: Arc::new(Inner { env, admission, hooks: Hooks::default(), profiles }) }
     }
 
@@ -88,6 +94,11 @@ impl SessionManager {
 
     pub fn store(&self) -> &Store {
         self.env().store()
+    }
+
+    /// The session files' bytes and rows.
+    pub fn files(&self) -> &crate::FileStore {
+        self.env().files()
     }
 
     /// The users' stored profiles (list, read, delete, export, import).

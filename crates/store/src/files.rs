@@ -1,6 +1,8 @@
-//! Session files: what a session's pages downloaded or a client uploaded, metadata and bytes, so any node
-//! serves them, also after the session ended, until `purge_files` drops them. Names are unique within a
-//! session: a taken name gets ` (n)` before its extension.
+//! Session files: what a session's pages downloaded or a client uploaded. The rows hold their metadata and
+//! where their bytes are in the blob store (`blob_key`, `storage`, `node_id`), so any node finds them,
+//! also after the session ended, until `purge_files` drops them. Rows from before the blob store keep their
+//! bytes in `content` (`storage` = `database`). Names are unique within a session: a taken name gets
+//! ` (n)` before its extension.
 
 use crate::{now_ms, retry, Result, Store, StoreError};
 use sha2::{Digest, Sha256};
@@ -10,7 +12,24 @@ use webpilot_core::{SessionId, UserId};
 /// Most alternatives tried for a taken name.
 const MAX_NUMBERED: u32 = 1000;
 
-/// A stored file's metadata.
+/// `storage` of a file whose bytes are in the node's own blob folder.
+const NODE: &str = "node";
+/// `storage` of a file whose bytes are in the object store every node reads.
+const OBJECT_STORE: &str = "object_store";
+/// `storage` of a row written before the blob store: its bytes are in `content`.
+const DATABASE: &str = "database";
+
+/// The columns of a `FileRecord`.
+macro_rules! select_files {
+    ($rest:literal) => {
+        concat!(
+            "SELECT name, bytes, sha256, mime_type, source, created_at, blob_key, node_id, storage FROM files ",
+            $rest
+        )
+    };
+}
+
+/// A stored file's metadata, and where its bytes are.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct FileRecord {
     pub name: String,
@@ -19,6 +38,43 @@ pub struct FileRecord {
     pub mime_type: String,
     pub source: String,
     pub created_at: i64,
+    /// The blob's name in the blob store (`None`: the bytes are in the database, an older row).
+    pub blob_key: Option<String>,
+    /// The node whose blob folder holds the bytes (when `storage` is `node`).
+    pub node_id: String,
+    storage: String,
+}
+
+/// Where a file's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilePlace<'a> {
+    /// In the database row (written before the blob store).
+    Database,
+    /// Blob `key` in the folder of node `node`.
+    Node { node: &'a str, key: &'a str },
+    /// Blob `key` in the object store.
+    ObjectStore { key: &'a str },
+}
+
+impl FileRecord {
+    /// Where the bytes are.
+    pub fn place(&self) -> FilePlace<'_> {
+        match (self.storage.as_str(), self.blob_key.as_deref()) {
+            (OBJECT_STORE, Some(key)) => FilePlace::ObjectStore { key },
+            (NODE, Some(key)) => FilePlace::Node { node: &self.node_id, key },
+            _ => FilePlace::Database,
+        }
+    }
+}
+
+/// Where a new file's bytes were put.
+#[derive(Debug, Clone, Copy)]
+pub struct FileBlob<'a> {
+    pub key: &'a str,
+    /// The node that wrote them.
+    pub node_id: &'a str,
+    /// In the object store (else in that node's folder).
+    pub in_object_store: bool,
 }
 
 /// A file to store.
@@ -28,11 +84,13 @@ pub struct NewFile<'a> {
     pub name: &'a str,
     pub mime_type: &'a str,
     pub source: FileSource,
+    /// The bytes (measured and hashed here; they were put in the blob store as `blob`).
     pub content: &'a [u8],
+    pub blob: FileBlob<'a>,
 }
 
 impl Store {
-    /// Stores `file` in `session`'s area under its name, or the first free numbered one. An upload needs the
+    /// Records `file` (whose bytes are in the blob store already) in `session`'s area under its name, or the first free numbered one. An upload needs the
     /// session live: into an ended (or unknown) one it is `StoreError::NotFound("live session")`.
     pub async fn insert_file(&self, session: &SessionId, user: &UserId, file: NewFile<'_>) -> Result<FileRecord> {
         let sha256 = hex::encode(Sha256::digest(file.content));
@@ -68,10 +126,13 @@ impl Store {
                 mime_type: file.mime_type.to_owned(),
                 source: file.source.as_str().to_owned(),
                 created_at: now_ms(),
+                blob_key: Some(file.blob.key.to_owned()),
+                node_id: file.blob.node_id.to_owned(),
+                storage: if file.blob.in_object_store { OBJECT_STORE } else { NODE }.to_owned(),
             };
             sqlx::query(
-                "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content,
+                 blob_key, node_id, storage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             )
             .bind(session.as_str())
             .bind(user.as_str())
@@ -81,7 +142,10 @@ impl Store {
             .bind(&record.mime_type)
             .bind(&record.source)
             .bind(record.created_at)
-            .bind(file.content)
+            .bind(&[][..])
+            .bind(&record.blob_key)
+            .bind(&record.node_id)
+            .bind(&record.storage)
             .execute(&mut *tx)
             .await?;
             // Announced with the row: a stored file is never missed by the owner's webhooks.
@@ -103,13 +167,10 @@ impl Store {
 
     /// The files of `session`, oldest first.
     pub async fn list_files(&self, session: &SessionId) -> Result<Vec<FileRecord>> {
-        Ok(sqlx::query_as(
-            "SELECT name, bytes, sha256, mime_type, source, created_at FROM files
-             WHERE session_id = $1 ORDER BY created_at, name",
-        )
-        .bind(session.as_str())
-        .fetch_all(&self.pool)
-        .await?)
+        Ok(sqlx::query_as(select_files!("WHERE session_id = $1 ORDER BY created_at, name"))
+            .bind(session.as_str())
+            .fetch_all(&self.pool)
+            .await?)
     }
 
     /// The bytes stored for `session` so far (what its per-session cap counts).
@@ -143,42 +204,59 @@ impl Store {
         Ok(self.storage_bytes(user).await?.saturating_add(adding) > quota)
     }
 
-    /// One file of `session` with its bytes.
-    pub async fn get_file(&self, session: &SessionId, name: &str) -> Result<Option<(FileRecord, Vec<u8>)>> {
-        let meta: Option<FileRecord> = sqlx::query_as(
-            "SELECT name, bytes, sha256, mime_type, source, created_at FROM files WHERE session_id = $1 AND name = $2",
-        )
-        .bind(session.as_str())
-        .bind(name)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(meta) = meta else { return Ok(None) };
-        let content: Option<Vec<u8>> =
-            sqlx::query_scalar("SELECT content FROM files WHERE session_id = $1 AND name = $2")
-                .bind(session.as_str())
-                .bind(name)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(content.map(|c| (meta, c)))
-    }
-
-    /// Removes one file of `session`; false when there is none.
-    pub async fn delete_file(&self, session: &SessionId, name: &str) -> Result<bool> {
-        let done = sqlx::query("DELETE FROM files WHERE session_id = $1 AND name = $2")
+    /// One file of `session`.
+    pub async fn get_file(&self, session: &SessionId, name: &str) -> Result<Option<FileRecord>> {
+        Ok(sqlx::query_as(select_files!("WHERE session_id = $1 AND name = $2"))
             .bind(session.as_str())
             .bind(name)
-            .execute(&self.pool)
-            .await?;
-        Ok(done.rows_affected() > 0)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
-    /// Drops every file stored before `before` (ms); returns how many.
-    pub async fn purge_files(&self, before: i64) -> Result<u64> {
-        let done = retry::on_busy("purge session files", || async {
-            Ok(sqlx::query("DELETE FROM files WHERE created_at < $1").bind(before).execute(&self.pool).await?)
+    /// The bytes a row from before the blob store keeps in the database (`FilePlace::Database`).
+    pub async fn file_content(&self, session: &SessionId, name: &str) -> Result<Option<Vec<u8>>> {
+        Ok(sqlx::query_scalar("SELECT content FROM files WHERE session_id = $1 AND name = $2")
+            .bind(session.as_str())
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?)
+    }
+
+    /// Removes one file of `session` and returns what it was (its blob is the caller's to delete).
+    pub async fn delete_file(&self, session: &SessionId, name: &str) -> Result<Option<FileRecord>> {
+        retry::on_busy("delete a session file", || async {
+            Ok(sqlx::query_as(concat!(
+                "DELETE FROM files WHERE session_id = $1 AND name = $2 ",
+                "RETURNING name, bytes, sha256, mime_type, source, created_at, blob_key, node_id, storage"
+            ))
+            .bind(session.as_str())
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?)
         })
-        .await?;
-        Ok(done.rows_affected())
+        .await
+    }
+
+    /// Drops every file stored before `before` (ms) whose blob `node` can delete: its own, those in the
+    /// database, and, when `object_store` (it reads the object store), those there. Returns them, so their
+    /// blobs are deleted; each row goes to one node only.
+    pub async fn purge_files(&self, node: &str, object_store: bool, before: i64) -> Result<Vec<FileRecord>> {
+        retry::on_busy("purge session files", || async {
+            Ok(sqlx::query_as(concat!(
+                "DELETE FROM files WHERE created_at < $1 AND (storage = $2 OR (storage = $3 AND node_id = $4) ",
+                "OR (storage = $5 AND $6)) ",
+                "RETURNING name, bytes, sha256, mime_type, source, created_at, blob_key, node_id, storage"
+            ))
+            .bind(before)
+            .bind(DATABASE)
+            .bind(NODE)
+            .bind(node)
+            .bind(OBJECT_STORE)
+            .bind(object_store)
+            .fetch_all(&self.pool)
+            .await?)
+        })
+        .await
     }
 }
 
@@ -187,8 +265,10 @@ mod tests {
     use super::*;
     use crate::testutil::store;
 
+    const BLOB: FileBlob<'static> = FileBlob { key: "files/s/1", node_id: "n1", in_object_store: false };
+
     #[tokio::test]
-    async fn files_keep_their_bytes_get_unique_names_and_are_purged() {
+    async fn files_keep_their_place_get_unique_names_and_are_purged_by_their_node() {
         let (s, _d) = store().await;
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
@@ -198,20 +278,49 @@ mod tests {
             mime_type: "application/octet-stream",
             source: FileSource::Download,
             content: &content,
+            blob: BLOB,
         };
         let first = s.insert_file(&sid, &u.id, file).await.unwrap();
-        let second = s.insert_file(&sid, &u.id, file).await.unwrap();
+        let shared = FileBlob { key: "files/s/2", node_id: "n2", in_object_store: true };
+        let second = s.insert_file(&sid, &u.id, NewFile { blob: shared, ..file }).await.unwrap();
         assert_eq!((first.name.as_str(), second.name.as_str()), ("a.bin", "a (1).bin"));
         assert_eq!(first.sha256, hex::encode(Sha256::digest(&content)));
-        let (meta, bytes) = s.get_file(&sid, "a (1).bin").await.unwrap().expect("stored");
-        assert_eq!((meta.bytes, bytes), (70_000, content));
+        let meta = s.get_file(&sid, "a (1).bin").await.unwrap().expect("stored");
+        assert_eq!((meta.bytes, meta.place()), (70_000, FilePlace::ObjectStore { key: "files/s/2" }));
+        let meta = s.get_file(&sid, "a.bin").await.unwrap().expect("stored");
+        assert_eq!(meta.place(), FilePlace::Node { node: "n1", key: "files/s/1" });
+        assert_eq!(s.file_content(&sid, "a.bin").await.unwrap(), Some(Vec::new()), "no bytes in the row");
         assert_eq!(s.session_file_bytes(&sid).await.unwrap(), 140_000);
-        assert!(s.delete_file(&sid, "a.bin").await.unwrap());
-        assert!(!s.delete_file(&sid, "a.bin").await.unwrap());
+        assert_eq!(s.user_file_bytes(&u.id).await.unwrap(), 140_000, "the quota counts them");
+        assert_eq!(s.delete_file(&sid, "a.bin").await.unwrap().map(|r| r.blob_key), Some(Some("files/s/1".into())));
+        assert!(s.delete_file(&sid, "a.bin").await.unwrap().is_none());
         assert_eq!(s.list_files(&sid).await.unwrap().len(), 1);
-        assert_eq!(s.purge_files(now_ms() + 1).await.unwrap(), 1);
+        // Another node without the object store leaves it; one with it purges it.
+        assert!(s.purge_files("n1", false, now_ms() + 1).await.unwrap().is_empty());
+        assert_eq!(s.purge_files("n1", true, now_ms() + 1).await.unwrap().len(), 1);
         assert!(s.list_files(&sid).await.unwrap().is_empty());
         assert_eq!(s.session_file_bytes(&sid).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_row_from_before_the_blob_store_keeps_its_bytes_and_any_node_purges_it() {
+        let (s, _d) = store().await;
+        let u = s.create_user("f", 0).await.unwrap();
+        let sid = SessionId::generate();
+        sqlx::query(
+            "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
+             VALUES ($1, $2, 'old.txt', 3, 'x', 'text/plain', 'upload', 1, $3)",
+        )
+        .bind(sid.as_str())
+        .bind(u.id.as_str())
+        .bind(&b"old"[..])
+        .execute(&s.pool)
+        .await
+        .unwrap();
+        let meta = s.get_file(&sid, "old.txt").await.unwrap().expect("listed");
+        assert_eq!((meta.place(), meta.blob_key.as_deref()), (FilePlace::Database, None));
+        assert_eq!(s.file_content(&sid, "old.txt").await.unwrap(), Some(b"old".to_vec()));
+        assert_eq!(s.purge_files("any", false, 2).await.unwrap().len(), 1);
     }
 
     #[tokio::test]
@@ -220,7 +329,8 @@ mod tests {
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
         s.insert_session(&sid, &u.id, "active", "{}", "n").await.unwrap();
-        let upload = NewFile { name: "u.txt", mime_type: "text/plain", source: FileSource::Upload, content: b"hi" };
+        let upload =
+            NewFile { name: "u.txt", mime_type: "text/plain", source: FileSource::Upload, content: b"hi", blob: BLOB };
         s.insert_file(&sid, &u.id, upload).await.unwrap();
         assert!(s.end_session(&sid, "terminated", 0).await.unwrap());
         let refused = s.insert_file(&sid, &u.id, upload).await;

@@ -24,7 +24,7 @@ mod webhooks;
 
 pub use action_cache::{CacheEntry, NewCacheEntry};
 pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
-pub use files::{FileRecord, NewFile};
+pub use files::{FileBlob, FilePlace, FileRecord, NewFile};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
 pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use profiles::{NewProfile, ProfileCaps, ProfileRecord, ProfileRefusal};

@@ -189,7 +189,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let blobs = match &serve.object_store {
         Some(address) => {
             let blobs = webpilot_blobs::Blobs::open(address, &serve.object_store_options)?;
-            tracing::info!(store = blobs.address(), "finished recordings go to the object store");
+            tracing::info!(store = blobs.address(), "finished recordings and session files go to the object store");
             Some(blobs)
         }
         None => None,
@@ -243,6 +243,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let agent = build_agent(serve)?;
     tracing::info!(agent = agent.name(), "agent ready");
     let human_checks = captcha_solver(serve).await?;
+    let files = purge::file_store(&store, &store_cfg.data_dir, blobs.clone(), &node_id)?;
     let manager = SessionManager::new(
         store.clone(),
         pool,
@@ -270,6 +271,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
             },
             ..SessionConfig::default()
         },
+        files.clone(),
     );
     let public_url =
         serve.public_url.clone().unwrap_or_else(|| format!("http://{addr}")).trim_end_matches('/').to_owned();
@@ -306,7 +308,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     };
     webpilot_webhooks::spawn_worker(store.clone(), webhook_config, &tasks.webhooks);
     let recording_node = node_id.clone();
-    purge::spawn(store.clone(), Duration::from_secs(serve.file_retention_hours * 3600), &tasks.background);
+    purge::spawn(files, Duration::from_secs(serve.file_retention_hours * 3600), &tasks.background);
     let cluster = node::join(serve, &store, node_id, addr, manager.clone(), events.clone(), &tasks.background).await?;
     let mcp_allowed_hosts = mcp_hosts(&serve.mcp_allowed_hosts, &public_url);
     let secret = store_cfg.data_dir.join("stream.key");

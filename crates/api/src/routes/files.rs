@@ -1,7 +1,10 @@
 //! `GET /sessions/{id}/files`, `GET|DELETE /sessions/{id}/files/{name}` and `POST /sessions/{id}/files?name=`:
-//! a session's files, served from the store, so any node answers, during the session and after it ended
-//! (until the files are purged). Another user's session is `SESSION_NOT_FOUND`, as on every session call.
+//! a session's files, listed from the database and their bytes served from the blob store (with `Range`),
+//! during the session and after it ended (until the files are purged). Any node answers: one that does not
+//! keep a file's bytes forwards the call to the node that does (an upload into a live session goes to the
+//! node running it). Another user's session is `SESSION_NOT_FOUND`, as on every session call.
 
+use super::held::{self, Holder};
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::FILES;
@@ -10,7 +13,7 @@ use crate::query::Query;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::header::{CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
@@ -19,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::files::{check_name, mime_for, FileSource};
 use webpilot_core::{ApiError, ErrorCode, SessionId};
-use webpilot_store::{FileRecord, NewFile, StoreError, User};
+use webpilot_sessions::{FileStoreError, FileToStore};
+use webpilot_store::{FilePlace, FileRecord, StoreError, User};
 
 /// A file of a session's area.
 #[derive(Serialize, ToSchema)]
@@ -133,20 +137,24 @@ pub async fn list(
     params(("sessionId" = String, Path), ("name" = String, Path)),
     responses(
         (status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = crate::openapi::Binary),
+        (status = 206, description = "The one byte range `Range` asked for", content_type = "application/octet-stream", body = crate::openapi::Binary),
         (status = 400, description = "`INVALID_PARAMS` (a name with a path in it)", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`, `FILE_NOT_FOUND`", body = ErrorBody),
+        (status = 416, description = "A range past the file's end (`Content-Range: bytes */<size>`)"),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the file's bytes is not running)", body = ErrorBody),
     ))]
 pub async fn fetch(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
     Path((session, name)): Path<(String, String)>,
+    request: Request,
 ) -> Result<Response, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    let Some((meta, content)) = state.store.get_file(&session, &name).await? else {
+    let Some(meta) = state.store.get_file(&session, &name).await? else {
         return Err(ApiError::code(ErrorCode::FileNotFound).into());
     };
     let mime = HeaderValue::from_str(&meta.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
@@ -154,7 +162,50 @@ pub async fn fetch(
     let encoded: String = url::form_urlencoded::byte_serialize(meta.name.as_bytes()).collect();
     let disposition = HeaderValue::from_str(&format!("attachment; filename*=UTF-8''{}", encoded.replace('+', "%20")))
         .unwrap_or(HeaderValue::from_static("attachment"));
-    Ok(([(CONTENT_TYPE, mime), (CONTENT_DISPOSITION, disposition)], content).into_response())
+    let mut served = match holder(&state, &meta, request.headers()).await? {
+        Holder::Node(address) => {
+            let (parts, body) = request.into_parts();
+            return Ok(crate::forward::forward(&state, &address, parts, body).await);
+        }
+        // A file stored before the blob store keeps its bytes in its row.
+        _ if meta.place() == FilePlace::Database => {
+            let Some(content) = state.store.file_content(&session, &meta.name).await? else {
+                return Err(ApiError::code(ErrorCode::FileNotFound).into());
+            };
+            ([(CONTENT_TYPE, mime)], content).into_response()
+        }
+        Holder::Here | Holder::Shared(_) => {
+            let (blobs, key) = state.manager.files().holder(&meta).map_err(unreadable)?.ok_or_else(gone)?;
+            held::serve_blob(blobs, key, mime, request.headers(), gone).await?
+        }
+    };
+    served.headers_mut().insert(CONTENT_DISPOSITION, disposition);
+    Ok(served)
+}
+
+/// Who answers for `meta`'s bytes (this node for a row that keeps them).
+async fn holder(state: &AppState, meta: &FileRecord, headers: &HeaderMap) -> Result<Holder, ApiError> {
+    match meta.place() {
+        FilePlace::Database => Ok(Holder::Here),
+        FilePlace::ObjectStore { .. } => held::holder(state, &meta.node_id, true, headers, "file").await,
+        FilePlace::Node { node, .. } => held::holder(state, node, false, headers, "file").await,
+    }
+}
+
+/// A file whose row is there but whose bytes are not (deleted meanwhile).
+fn gone() -> ApiError {
+    ApiError::code(ErrorCode::FileNotFound)
+}
+
+fn unreadable(e: FileStoreError) -> ApiError {
+    match e {
+        FileStoreError::Store(e) => e.into(),
+        // Only a request that says it was forwarded, wrongly, reaches a node that does not keep the bytes.
+        e @ (FileStoreError::Elsewhere(_) | FileStoreError::NoObjectStore) => {
+            ApiError::new(ErrorCode::InstanceUnavailable, format!("this node cannot read the file: {e}"))
+        }
+        e => held::unreadable(e),
+    }
 }
 
 /// Deletes a file of the session's area.
@@ -167,17 +218,27 @@ pub async fn fetch(
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`, `FILE_NOT_FOUND`", body = ErrorBody),
         (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+        (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the file's bytes is not running)", body = ErrorBody),
     ))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
     Path((session, name)): Path<(String, String)>,
-) -> Result<Json<Done>, ErrorResponse> {
+    request: Request,
+) -> Result<Response, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    match state.store.delete_file(&session, &name).await? {
-        true => Ok(Json(Done { success: true, message: "file deleted" })),
-        false => Err(ApiError::code(ErrorCode::FileNotFound).into()),
+    let Some(meta) = state.store.get_file(&session, &name).await? else {
+        return Err(ApiError::code(ErrorCode::FileNotFound).into());
+    };
+    // The node that keeps the bytes deletes the file; one that is gone cannot, so nothing is deleted.
+    if let Holder::Node(address) = holder(&state, &meta, request.headers()).await? {
+        let (parts, body) = request.into_parts();
+        return Ok(crate::forward::forward(&state, &address, parts, body).await);
+    }
+    match state.manager.files().delete(&session, &name).await.map_err(unreadable)? {
+        Some(_) => Ok(Json(Done { success: true, message: "file deleted" }).into_response()),
+        None => Err(ApiError::code(ErrorCode::FileNotFound).into()),
     }
 }
 
@@ -237,12 +298,12 @@ pub async fn upload(
         );
         return Err(ApiError::new(ErrorCode::StorageQuotaExceeded, msg).into());
     }
-    let file = NewFile { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
+    let file = FileToStore { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
     // The store refuses it too when the session ended since the check above.
-    let record = match state.store.insert_file(&session, &user.id, file).await {
+    let record = match state.manager.files().insert(&session, &user.id, file).await {
         Ok(record) => record,
-        Err(StoreError::NotFound(_)) => return Err(ended().into()),
-        Err(e) => return Err(e.into()),
+        Err(FileStoreError::Store(StoreError::NotFound(_))) => return Err(ended().into()),
+        Err(e) => return Err(unreadable(e).into()),
     };
     tracing::info!(session = %session, bytes = record.bytes, "a file was uploaded");
     Ok(Json(FileStored { success: true, file: record.into() }))

@@ -9,6 +9,7 @@ mod chat;
 pub(crate) mod console;
 mod files;
 mod health;
+mod held;
 mod internal;
 mod mcp;
 mod openai;

@@ -3,14 +3,14 @@
 //! while it runs). The video is served with `Range` support from either place.
 
 use super::byte_range::{self, Selected};
+use super::held::{self, Holder};
 use crate::error::ErrorResponse;
-use crate::forward::{self, FORWARDED_BY};
+use crate::forward;
 use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use futures::TryStreamExt;
 use std::path::PathBuf;
 use tower_http::services::ServeFile;
 use webpilot_blobs::Blobs;
@@ -31,26 +31,11 @@ pub enum Place {
 
 /// Where the files of `r` are, for a request with `headers`.
 pub async fn place(state: &AppState, r: &RecordingRecord, headers: &HeaderMap) -> Result<Place, ApiError> {
-    if r.in_object_store {
-        return match &state.config.blobs {
-            Some(blobs) => Ok(Place::Blobs(blobs.clone())),
-            None => {
-                tracing::warn!(session = %r.session_id, "a recording is in an object store this node is not configured with");
-                Err(ApiError::new(ErrorCode::InstanceUnavailable, "this node cannot read the recording's storage"))
-            }
-        };
-    }
-    // A forwarded request is never forwarded again: the node that recorded it answers from its folder.
-    if r.node_id == state.cluster.node_id() || headers.contains_key(FORWARDED_BY) {
-        return Ok(Place::Here(state.config.recordings_dir.join(&r.session_id)));
-    }
-    match state.store.node_address(&r.node_id).await? {
-        Some(address) => Ok(Place::Node(address)),
-        None => Err(ApiError::new(
-            ErrorCode::InstanceUnavailable,
-            "the node that holds this recording is not running; try again once it is",
-        )),
-    }
+    Ok(match held::holder(state, &r.node_id, r.in_object_store, headers, "recording").await? {
+        Holder::Here => Place::Here(state.config.recordings_dir.join(&r.session_id)),
+        Holder::Shared(blobs) => Place::Blobs(blobs),
+        Holder::Node(address) => Place::Node(address),
+    })
 }
 
 /// The video of `r` as the request asks for it (whole, or the one range of `Range`).
@@ -71,7 +56,7 @@ pub async fn video(state: &AppState, r: &RecordingRecord, request: Request) -> R
             let mut request = request;
             let asked = request.headers().get(header::RANGE).and_then(|v| v.to_str().ok());
             match byte_range::select(asked, size) {
-                Selected::Unsatisfiable => return unsatisfiable(size),
+                Selected::Unsatisfiable => return held::unsatisfiable(size),
                 Selected::Whole => {
                     request.headers_mut().remove(header::RANGE);
                 }
@@ -90,7 +75,11 @@ pub async fn video(state: &AppState, r: &RecordingRecord, request: Request) -> R
             }
             Ok(served.map(Body::new))
         }
-        Place::Blobs(blobs) => blob_video(&blobs, &r.session_id, request.headers()).await,
+        Place::Blobs(blobs) => {
+            let name = files::blob(&r.session_id, VIDEO_FILE);
+            let webm = HeaderValue::from_static("video/webm");
+            held::serve_blob(&blobs, &name, webm, request.headers(), no_video).await
+        }
     }
 }
 
@@ -120,47 +109,9 @@ pub enum Timeline {
 }
 
 fn unreadable(e: impl std::fmt::Display) -> ApiError {
-    tracing::warn!(error = %e, "a recording's timeline could not be read");
-    ApiError::code(ErrorCode::InternalError)
+    held::unreadable(e)
 }
 
 fn no_video() -> ApiError {
     ApiError::new(ErrorCode::RecordingNotFound, "the recording has no video")
-}
-
-/// 416 for a range that starts past the end of a video of `size` bytes.
-fn unsatisfiable(size: u64) -> Result<Response, ErrorResponse> {
-    Response::builder()
-        .status(StatusCode::RANGE_NOT_SATISFIABLE)
-        .header(header::CONTENT_RANGE, format!("bytes */{size}"))
-        .body(Body::empty())
-        .map_err(|_| ApiError::code(ErrorCode::InternalError).into())
-}
-
-/// Serves a video from the object store: 200 with all of it, 206 with the one range asked for, 416
-/// for a range outside it. Several ranges at once get the whole video (a server may ignore `Range`).
-async fn blob_video(blobs: &Blobs, session: &str, headers: &HeaderMap) -> Result<Response, ErrorResponse> {
-    let name = files::blob(session, VIDEO_FILE);
-    let size = blobs.size(&name).await.map_err(unreadable)?.ok_or_else(no_video)?;
-    let asked = headers.get(header::RANGE).and_then(|v| v.to_str().ok());
-    let (status, start, end) = match byte_range::select(asked, size) {
-        Selected::Whole => (StatusCode::OK, 0, size),
-        Selected::Part { start, end } => (StatusCode::PARTIAL_CONTENT, start, end),
-        Selected::Unsatisfiable => return unsatisfiable(size),
-    };
-    let body = if start == end {
-        Body::empty()
-    } else {
-        let stream = blobs.stream(&name, start..end).await.map_err(unreadable)?;
-        Body::from_stream(stream.map_err(std::io::Error::other))
-    };
-    let mut response = Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, HeaderValue::from_static("video/webm"))
-        .header(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"))
-        .header(header::CONTENT_LENGTH, end - start);
-    if status == StatusCode::PARTIAL_CONTENT {
-        response = response.header(header::CONTENT_RANGE, format!("bytes {start}-{}/{size}", end - 1));
-    }
-    response.body(body).map_err(|_| ApiError::code(ErrorCode::InternalError).into())
 }

@@ -91,7 +91,8 @@ pub(crate) fn open(env: Env, o: Opening) -> Opened {
     let (pages, pages_rx) = watch::channel(o.lease.page().clone());
     let (config, cap) = (env.config(), env.pool().settings().max_session_file_bytes);
     let (id, user) = (o.id.clone(), o.user_id.clone());
-    let files = Files::new(env.store().clone(), id, user, cap, config.storage_quota_bytes, bus.clone());
+    let files =
+        Files::new(env.files().clone(), env.store().clone(), id, user, cap, config.storage_quota_bytes, bus.clone());
     let handle = SessionHandle::new(o.user_id.clone(), o.defaults, tx, bus.clone(), pages_rx, o.proxies);
     handle.show_secrets(&o.secrets);
     env.sessions().insert(o.id.clone(), o.user_id.clone(), handle.clone());

@@ -58,6 +58,7 @@ pub(crate) struct Env {
     pool: BrowserPool,
     agent: Arc<dyn Agent>,
     config: Arc<SessionConfig>,
+    files: crate::FileStore,
     shutdown: CancellationToken,
     tracker: TaskTracker,
     sessions: Arc<Registry>,
@@ -65,12 +66,19 @@ pub(crate) struct Env {
 }
 
 impl Env {
-    pub fn new(store: Store, pool: BrowserPool, agent: Arc<dyn Agent>, config: SessionConfig) -> Self {
+    pub fn new(
+        store: Store,
+        pool: BrowserPool,
+        agent: Arc<dyn Agent>,
+        config: SessionConfig,
+        files: crate::FileStore,
+    ) -> Self {
         Env {
             store,
             pool,
             agent,
             config: Arc::new(config),
+            files,
             shutdown: CancellationToken::new(),
             tracker: TaskTracker::new(),
             sessions: Arc::new(Registry::default()),
@@ -88,6 +96,9 @@ impl Env {
     }
     pub fn config(&self) -> &SessionConfig {
         &self.config
+    }
+    pub fn files(&self) -> &crate::FileStore {
+        &self.files
     }
     /// Cancelled when the service stops: every actor ends.
     pub fn shutdown(&self) -> &CancellationToken {

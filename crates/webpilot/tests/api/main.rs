@@ -30,6 +30,7 @@ mod devtools_downloads;
 mod edge_cases;
 mod egress;
 mod endpoints;
+mod file_blobs;
 mod files;
 mod hardening;
 mod human_checks;

@@ -216,13 +216,13 @@ async fn another_node_forwards_requests_for_a_recording_only_its_node_keeps() {
 }
 
 /// An S3 server (moto's, which speaks the S3 wire protocol) on a free port, with one bucket.
-struct S3 {
+pub(crate) struct S3 {
     endpoint: String,
     _server: tokio::process::Child,
 }
 
 impl S3 {
-    async fn start(bucket: &str) -> S3 {
+    pub(crate) async fn start(bucket: &str) -> S3 {
         let port = crate::helpers::free_port();
         let server = tokio::process::Command::new("python3")
             .args(["-m", "moto.server", "-H", "127.0.0.1", "-p", &port.to_string()])
@@ -247,13 +247,13 @@ impl S3 {
     }
 
     /// The keys under `prefix` in `bucket` (ListObjectsV2).
-    async fn keys(&self, bucket: &str, prefix: &str) -> String {
+    pub(crate) async fn keys(&self, bucket: &str, prefix: &str) -> String {
         let url = format!("{}/{bucket}?list-type=2&prefix={prefix}", self.endpoint);
         reqwest::get(url).await.expect("list").text().await.expect("listing")
     }
 
     /// The service's flags for keeping recordings under `prefix` of `bucket`.
-    fn flags(&self, bucket: &str, prefix: &str) -> Vec<String> {
+    pub(crate) fn flags(&self, bucket: &str, prefix: &str) -> Vec<String> {
         let mut flags = vec!["--object-store".to_owned(), format!("s3://{bucket}/{prefix}")];
         for option in [
             format!("aws_endpoint={}", self.endpoint),

@@ -3491,6 +3491,15 @@ export interface operations {
                     "application/octet-stream": components["schemas"]["Binary"];
                 };
             };
+            /** @description The one byte range `Range` asked for */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["Binary"];
+                };
+            };
             /** @description `INVALID_PARAMS` (a name with a path in it) */
             400: {
                 headers: {
@@ -3527,8 +3536,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description A range past the file's end (`Content-Range: bytes *\/<size>`) */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description `INTERNAL_ERROR` */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INSTANCE_UNAVAILABLE` (the node that keeps the file's bytes is not running) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3597,6 +3622,15 @@ export interface operations {
             };
             /** @description `INTERNAL_ERROR` */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INSTANCE_UNAVAILABLE` (the node that keeps the file's bytes is not running) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,189 @@
+//! Where session files' bytes live: in the blob store the recordings use, as `files/<sessionId>/<id>`,
+//! with their metadata in the database. Without `--object-store` the blob store is this node's folder
+//! (`<data dir>/files/…`), and a file written here is read here (another node forwards to this one);
+//! with it, every node reads them. Rows from before the blob store keep their bytes in the database.
+
+use bytes::Bytes;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use webpilot_blobs::{BlobError, Blobs};
+use webpilot_core::files::FileSource;
+use webpilot_core::{SessionId, UserId};
+use webpilot_store::{FileBlob, FilePlace, FileRecord, NewFile, Store, StoreError};
+
+/// The folder of the blob store that holds session files (`files/<sessionId>/<id>`).
+const FOLDER: &str = "files";
+
+/// What can go wrong storing or reading a file.
+#[derive(Debug, thiserror::Error)]
+pub enum FileStoreError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the blob store failed: {0}")]
+    Blob(#[from] BlobError),
+    #[error("the file's bytes are kept by node {0}")]
+    Elsewhere(String),
+    #[error("the file's bytes are in an object store this node is not configured with")]
+    NoObjectStore,
+}
+
+/// A file to store: its wanted name, type, origin and bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct FileToStore<'a> {
+    pub name: &'a str,
+    pub mime_type: &'a str,
+    pub source: FileSource,
+    pub content: &'a [u8],
+}
+
+/// The session files' bytes and rows, behind one handle (cheap to clone).
+#[derive(Clone, Debug)]
+pub struct FileStore {
+    store: Store,
+    /// This node's own folder (its data directory, which holds `files/`), and the blob store over it.
+    dir: PathBuf,
+    local: Blobs,
+    /// The object store, when the node has one (new files go there).
+    shared: Option<Blobs>,
+    node: String,
+}
+
+impl FileStore {
+    /// Files of node `node`: new ones go to `shared` when given, else under `dir` (an existing directory).
+    pub fn new(store: Store, dir: &Path, shared: Option<Blobs>, node: String) -> Result<Self, BlobError> {
+        let dir = std::fs::canonicalize(dir)?;
+        let address = url::Url::from_file_path(&dir)
+            .map_err(|()| BlobError::Address(format!("the directory {} as a URL", dir.display())))?;
+        let local = Blobs::open(address.as_str(), &[])?;
+        Ok(FileStore { store, dir, local, shared, node })
+    }
+
+    /// The node these blobs belong to.
+    pub fn node_id(&self) -> &str {
+        &self.node
+    }
+
+    /// Puts `file`'s bytes in the blob store, then records it in `session`'s area (a refused row drops the
+    /// blob again). An upload into an ended session is `StoreError::NotFound`.
+    pub async fn insert(
+        &self,
+        session: &SessionId,
+        user: &UserId,
+        file: FileToStore<'_>,
+    ) -> Result<FileRecord, FileStoreError> {
+        let key = format!("{FOLDER}/{}/{}", session.as_str(), hex::encode(rand::random::<[u8; 16]>()));
+        let blobs = self.shared.as_ref().unwrap_or(&self.local);
+        blobs.put(&key, Bytes::copy_from_slice(file.content)).await?;
+        if self.shared.is_none() {
+            self.make_private(session, &key).await?;
+        }
+        let blob = FileBlob { key: &key, node_id: &self.node, in_object_store: self.shared.is_some() };
+        let new =
+            NewFile { name: file.name, mime_type: file.mime_type, source: file.source, content: file.content, blob };
+        match self.store.insert_file(session, user, new).await {
+            Ok(record) => Ok(record),
+            Err(e) => {
+                self.drop_blob(blobs, &key).await;
+                Err(e.into())
+            }
+        }
+    }
+
+    /// The blob store holding `record`'s bytes when this node reads it, with the blob's name; `None` for a
+    /// row that keeps them in the database.
+    pub fn holder<'r>(&self, record: &'r FileRecord) -> Result<Option<(&Blobs, &'r str)>, FileStoreError> {
+        match record.place() {
+            FilePlace::Database => Ok(None),
+            FilePlace::ObjectStore { key } => match &self.shared {
+                Some(blobs) => Ok(Some((blobs, key))),
+                None => Err(FileStoreError::NoObjectStore),
+            },
+            FilePlace::Node { node, key } if node == self.node => Ok(Some((&self.local, key))),
+            FilePlace::Node { node, .. } => Err(FileStoreError::Elsewhere(node.to_owned())),
+        }
+    }
+
+    /// The whole of `record`'s bytes (`None`: gone meanwhile).
+    pub async fn content(&self, session: &SessionId, record: &FileRecord) -> Result<Option<Vec<u8>>, FileStoreError> {
+        match self.holder(record)? {
+            None => Ok(self.store.file_content(session, &record.name).await?),
+            Some((blobs, key)) => Ok(blobs.get(key).await?.map(|b| b.to_vec())),
+        }
+    }
+
+    /// Deletes file `name` of `session` and its blob; `None` when there is none. The caller made sure this
+    /// node reads its blob (`holder`).
+    pub async fn delete(&self, session: &SessionId, name: &str) -> Result<Option<FileRecord>, FileStoreError> {
+        let Some(record) = self.store.delete_file(session, name).await? else { return Ok(None) };
+        self.remove_blob(&record).await;
+        Ok(Some(record))
+    }
+
+    /// Drops the files stored before `before` (ms) whose blobs this node can delete, with their blobs;
+    /// returns how many.
+    pub async fn purge(&self, before: i64) -> Result<usize, FileStoreError> {
+        let gone = self.store.purge_files(&self.node, self.shared.is_some(), before).await?;
+        for record in &gone {
+            self.remove_blob(record).await;
+        }
+        Ok(gone.len())
+    }
+
+    /// Deletes `record`'s blob (its row is gone); a failure is logged.
+    async fn remove_blob(&self, record: &FileRecord) {
+        match self.holder(record) {
+            Ok(Some((blobs, key))) => self.drop_blob(blobs, key).await,
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "a deleted file's blob could not be removed"),
+        }
+    }
+
+    /// The data directory is the service's alone: the folders a local blob is in are made 0700 and the
+    /// blob 0600 (the blob store creates them with the process's default modes).
+    async fn make_private(&self, session: &SessionId, key: &str) -> Result<(), FileStoreError> {
+        let files = self.dir.join(FOLDER);
+        for (path, mode) in [(files.join(session.as_str()), 0o700), (files, 0o700), (self.dir.join(key), 0o600)] {
+            tokio::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+                .await
+                .map_err(|e| FileStoreError::Blob(e.into()))?;
+        }
+        Ok(())
+    }
+
+    async fn drop_blob(&self, blobs: &Blobs, key: &str) {
+        if let Err(e) = blobs.delete(key).await {
+            tracing::warn!(error = %e, "a session file's blob could not be removed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn bytes_go_to_the_blob_folder_and_leave_with_their_row() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open_sqlite(&dir.path().join("t.db")).await.expect("store");
+        let files = FileStore::new(store.clone(), dir.path(), None, "n1".into()).expect("file store");
+        let user = store.create_user("u", 0).await.expect("user");
+        let sid = SessionId::generate();
+        let file =
+            FileToStore { name: "a.txt", mime_type: "text/plain", source: FileSource::Download, content: b"marker" };
+        let record = files.insert(&sid, &user.id, file).await.expect("stored");
+        let key = record.blob_key.clone().expect("a blob");
+        assert_eq!(std::fs::read(dir.path().join(&key)).expect("in the folder"), b"marker");
+        let mode = |p: &Path| std::fs::metadata(p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!((mode(&dir.path().join(&key)), mode(&dir.path().join("files"))), (0o600, 0o700));
+        assert_eq!(files.content(&sid, &record).await.expect("read"), Some(b"marker".to_vec()));
+        let elsewhere = FileStore::new(store.clone(), dir.path(), None, "n2".into()).expect("file store");
+        assert!(matches!(elsewhere.holder(&record), Err(FileStoreError::Elsewhere(n)) if n == "n1"));
+        assert!(files.delete(&sid, "a.txt").await.expect("delete").is_some());
+        assert!(!dir.path().join(&key).exists(), "the blob went with the row");
+        let again = files.insert(&sid, &user.id, file).await.expect("stored").blob_key.expect("a blob");
+        assert_eq!(elsewhere.purge(i64::MAX).await.expect("purge"), 0, "another node's blobs stay");
+        assert!(dir.path().join(&again).is_file());
+        assert_eq!(files.purge(i64::MAX).await.expect("purge"), 1);
+        assert!(!dir.path().join(&again).exists(), "purged with its row");
+    }
+}
