@@ -55,6 +55,8 @@ pub enum Action {
         seconds: f64,
     },
     Extract,
+    /// The model asks to see the viewport: the next observation carries a screenshot.
+    Screenshot,
     Find {
         query: String,
     },
@@ -86,6 +88,7 @@ impl Action {
             Action::CloseTab { .. } => "close_tab",
             Action::Wait { .. } => "wait",
             Action::Extract => "extract",
+            Action::Screenshot => "screenshot",
             Action::Find { .. } => "find",
             Action::AskHuman { .. } => "ask_human",
             Action::Done { .. } => "done",
@@ -157,6 +160,7 @@ impl Action {
             "close_tab" => Action::CloseTab { index: need_i("index")? as usize },
             "wait" => Action::Wait { seconds: n("seconds").unwrap_or(1.0).clamp(0.0, MAX_WAIT_SECONDS) },
             "extract" => Action::Extract,
+            "screenshot" => Action::Screenshot,
             "find" => Action::Find { query: need_s("query")? },
             "ask_human" => Action::AskHuman { question: need_s("question")? },
             "done" => Action::Done {
@@ -180,8 +184,9 @@ fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> 
 
 /// The tools offered to the model; with an output schema, `done` takes the answer as `output`. The
 /// wording is terse on purpose: these definitions are sent (and billed) with every turn. `index` is an
-/// element's N in the observation, which the system prompt explains once.
-pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
+/// element's N in the observation, which the system prompt explains once. `screenshot` offers the tool that
+/// asks for a picture of the viewport (a task with `vision: "auto"` and a model that takes images).
+pub fn tool_specs(output_schema: Option<&Value>, screenshot: bool) -> Vec<ToolSpec> {
     let done = match output_schema {
         None => tool(
             "done",
@@ -198,7 +203,7 @@ pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
     };
     let int = json!({ "type": "integer" });
     let string = json!({ "type": "string" });
-    vec![
+    let mut tools = vec![
         tool("navigate", "Open a URL in the current tab.", json!({ "url": string }), &["url"]),
         tool("go_back", "Go back one page in the current tab.", json!({}), &[]),
         tool(
@@ -255,7 +260,12 @@ pub fn tool_specs(output_schema: Option<&Value>) -> Vec<ToolSpec> {
             &["question"],
         ),
         done,
-    ]
+    ];
+    if screenshot {
+        let see = "See the viewport (1024x445 px, top-left origin) as an image with the next observation.";
+        tools.push(tool("screenshot", see, json!({}), &[]));
+    }
+    tools
 }
 
 #[cfg(test)]
@@ -285,8 +295,11 @@ mod tests {
             Action::UploadFile { index: 3, file: "cv.pdf".into() }
         );
         assert!(Action::from_call(&call("upload_file", json!({"index": 3}))).unwrap_err().contains("name"));
-        assert_eq!(tool_specs(None).len(), 16);
-        let structured = tool_specs(Some(&json!({"type": "array"})));
+        assert_eq!(tool_specs(None, false).len(), 16);
+        let with = tool_specs(None, true);
+        assert_eq!((with.len(), with[16].name.as_str()), (17, "screenshot"));
+        assert_eq!(Action::from_call(&call("screenshot", json!({}))), Ok(Action::Screenshot));
+        let structured = tool_specs(Some(&json!({"type": "array"})), false);
         assert_eq!(structured[15].parameters["properties"]["output"], json!({"type": "array"}));
     }
 

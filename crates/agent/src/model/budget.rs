@@ -17,7 +17,7 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"price": {"type": "number"}}});
         let request = ChatRequest {
             messages: vec![ChatMessage::text(Role::System, system_prompt(&[], &Secrets::default(), structured))],
-            tools: tool_specs(structured.then_some(&schema)),
+            tools: tool_specs(structured.then_some(&schema), false),
             max_output_tokens: 1024,
         };
         let body = request_body("m", &request);

@@ -71,7 +71,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
         Action::Wait { seconds } => json!({ "seconds": seconds }),
         Action::AskHuman { question } => json!({ "question": question }),
         Action::Find { query } => json!({ "query": query }),
-        Action::GoBack | Action::Extract | Action::Done { .. } => json!({}),
+        Action::GoBack | Action::Extract | Action::Screenshot | Action::Done { .. } => json!({}),
     };
     ctx.events.action(action.name(), detail);
     match action {
@@ -163,6 +163,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 let t = page.body_text(EXTRACT_CHARS).await?;
                 format!("Page text (up to {EXTRACT_CHARS} characters):\n{t}")
             }
+            Action::Screenshot => "The next observation carries a screenshot of the viewport.".into(),
             Action::Find { query } => {
                 let snap = page.snapshot().await?;
                 let lines = super::observe::find(&snap, query, FIND_LINES);

@@ -141,7 +141,10 @@ impl Agent for ModelAgent {
 
     async fn run(&self, task: AgentTask, ctx: AgentContext) -> Result<String, AgentError> {
         let schema = task.limits.output_schema.as_ref();
-        let tools = tool_specs(schema.map(|s| s.schema()));
+        // The `screenshot` tool only where it changes something: `auto` decides per turn, and the model asking
+        // is one of its cues.
+        let asks = task.limits.vision == VisionMode::Auto && self.model.supports_images();
+        let tools = tool_specs(schema.map(|s| s.schema()), asks);
         let secrets = &ctx.secrets;
         let system = prompt::system_prompt(&task.limits.avoid_domains, secrets, schema.is_some());
         let mut history = vec![
@@ -257,6 +260,7 @@ impl Agent for ModelAgent {
                 history.push(ChatMessage::tool_result(call.id.clone(), reply));
             }
             turn.acted_on = Some(page_print);
+            turn.asked = response.tool_calls.iter().any(|c| c.name == "screenshot");
             let actions: Vec<String> =
                 response.tool_calls.iter().map(|c| format!("{} {}", c.name, c.arguments)).collect();
             match loops.record(page_print, &actions) {

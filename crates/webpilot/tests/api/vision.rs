@@ -188,3 +188,39 @@ async fn a_typed_secret_is_painted_over_in_the_screenshot_and_the_rest_of_the_pa
     assert!(field_before.iter().all(|c| *c > 200), "the empty field is not painted: {field_before:?}");
     app.stop().await;
 }
+
+/// The names of the tools a request offers.
+fn tool_names(request: &Value) -> Vec<String> {
+    let tools = request["tools"].as_array().cloned().unwrap_or_default();
+    tools.iter().filter_map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).map(str::to_owned)).collect()
+}
+
+#[tokio::test]
+async fn vision_auto_sends_a_screenshot_on_the_turn_after_the_model_asks_for_one() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    let key = app.key().await;
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/shop") })),
+        Reply::call("screenshot", json!({})),
+        Reply::done("Seen."),
+    ]);
+    let body = json!({ "taskDetails": "look at the shop", "vision": "auto", "cache": "off" });
+    let r = app.post("/start/run-task", &key, body).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let requests = model.requests();
+    let shots: Vec<usize> = requests.iter().map(|r| images(r).len()).collect();
+    assert_eq!(shots, [0, 0, 1], "blank tab: none; the shop's text says it all: none; asked for: one");
+    assert_eq!((images(&requests[2])[0].width(), images(&requests[2])[0].height()), (1024, 445));
+    assert!(tool_names(&requests[0]).iter().any(|t| t == "screenshot"), "{:?}", tool_names(&requests[0]));
+    // With `on` every turn has a picture, and with `off` none may: the tool is not offered.
+    for vision in ["on", "off"] {
+        model.push(vec![Reply::done("Done.")]);
+        let body = json!({ "taskDetails": "nothing", "vision": vision, "cache": "off" });
+        let r = app.post("/start/run-task", &key, body).await;
+        assert_eq!(r.body["status"], "complete", "{}", r.body);
+        let last = model.requests().pop().expect("a request");
+        let names = tool_names(&last);
+        assert!(names.iter().any(|t| t == "click") && !names.iter().any(|t| t == "screenshot"), "{vision}: {names:?}");
+    }
+    app.stop().await;
+}
