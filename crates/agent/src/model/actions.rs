@@ -19,6 +19,9 @@ pub enum Action {
         index: Option<u32>,
         x: Option<f64>,
         y: Option<f64>,
+        /// A double-click at (x, y); left out of the record when false, so older records read the same.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        double: bool,
     },
     Type {
         index: u32,
@@ -138,10 +141,14 @@ impl Action {
             "go_back" => Action::GoBack,
             "click" => {
                 let (index, x, y) = (n("index").map(|v| v as u32), n("x"), n("y"));
+                let double = a.get("double").and_then(Value::as_bool).unwrap_or(false);
                 if index.is_none() && (x.is_none() || y.is_none()) {
                     return Err("click needs an element index, or x and y".into());
                 }
-                Action::Click { index, x, y }
+                if double && (index.is_some() || x.is_none() || y.is_none()) {
+                    return Err("a double click needs x and y, not an index".into());
+                }
+                Action::Click { index, x, y, double }
             }
             "type" => Action::Type {
                 index: need_i("index")?,
@@ -208,8 +215,8 @@ pub fn tool_specs(output_schema: Option<&Value>, screenshot: bool) -> Vec<ToolSp
         tool("go_back", "Go back one page in the current tab.", json!({}), &[]),
         tool(
             "click",
-            "Click element index (preferred) or viewport point x,y (1024x445 px).",
-            json!({ "index": int, "x": { "type": "number" }, "y": { "type": "number" } }),
+            "Click element index (preferred) or viewport point x,y (1024x445 px); double: double-click.",
+            json!({ "index": int, "x": { "type": "number" }, "y": { "type": "number" }, "double": { "type": "boolean" } }),
             &[],
         ),
         tool(
@@ -280,8 +287,14 @@ mod tests {
     fn tool_calls_parse_into_actions() {
         assert_eq!(
             Action::from_call(&call("click", json!({"index": "4"}))).unwrap(),
-            Action::Click { index: Some(4), x: None, y: None }
+            Action::Click { index: Some(4), x: None, y: None, double: false }
         );
+        let double = Action::from_call(&call("click", json!({"x": 5, "y": 6, "double": true}))).unwrap();
+        assert_eq!(double, Action::Click { index: None, x: Some(5.0), y: Some(6.0), double: true });
+        assert!(Action::from_call(&call("click", json!({"index": 4, "double": true}))).is_err());
+        // A single click's record is what it was before `double` existed (cached runs and recordings read it).
+        let single = Action::Click { index: Some(4), x: None, y: None, double: false };
+        assert_eq!(serde_json::to_value(&single).unwrap(), json!({"name": "click", "index": 4, "x": null, "y": null}));
         assert_eq!(
             Action::from_call(&call("scroll", json!({"direction": "UP"}))).unwrap(),
             Action::Scroll { down: false, pixels: 400 }

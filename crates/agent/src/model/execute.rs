@@ -61,7 +61,8 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
     let control = &ctx.control;
     let detail = match action {
         Action::Navigate { url } | Action::OpenTab { url } => json!({ "url": url }),
-        Action::Click { index, x, y } => json!({ "index": index, "x": x, "y": y }),
+        Action::Click { index, x, y, double: false } => json!({ "index": index, "x": x, "y": y }),
+        Action::Click { index, x, y, double: true } => json!({ "index": index, "x": x, "y": y, "double": true }),
         Action::Type { index, text, .. } => json!({ "index": index, "length": text.chars().count() }),
         Action::SelectOption { index, option } => json!({ "index": index, "option": option }),
         Action::UploadFile { index, file } => json!({ "index": index, "name": file }),
@@ -107,14 +108,16 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 page.settle().await?;
                 format!("Clicked [{i}] {} {:?}.", hit.tag, hit.text)
             }
-            Action::Click { x, y, .. } => {
+            Action::Click { x, y, double, .. } => {
                 let at = PagePoint {
                     x: x.unwrap_or(0.0).clamp(0.0, FRAME_WIDTH as f64 - 1.0),
                     y: y.unwrap_or(0.0).clamp(0.0, PAGE_HEIGHT as f64 - 1.0),
                 };
-                page.click_at(at, false).await?;
+                // The input path manual control takes (`sessions::input`): frames and popups behave the same.
+                page.click_at(at, *double).await?;
                 page.settle().await?;
-                format!("Clicked at ({:.0}, {:.0}).", at.x, at.y)
+                let verb = if *double { "Double-clicked" } else { "Clicked" };
+                format!("{verb} at ({:.0}, {:.0}).", at.x, at.y)
             }
             Action::Type { index, press_enter, .. } => {
                 page.fill_index(*index, &typed).await?;

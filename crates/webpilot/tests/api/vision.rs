@@ -224,3 +224,26 @@ async fn vision_auto_sends_a_screenshot_on_the_turn_after_the_model_asks_for_one
     }
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_model_clicks_and_double_clicks_at_points_of_a_canvas() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/canvas") })),
+        // The red square waits for a click, then the blue one for a double-click (a single click does nothing).
+        Reply::call("click", json!({ "x": 730, "y": 330 })),
+        Reply::call("click", json!({ "x": 180, "y": 110 })),
+        Reply::call("click", json!({ "x": 180, "y": 110, "double": true })),
+        Reply::done("Solved."),
+    ]);
+    let key = app.key().await;
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "solve the canvas", "cache": "off" })).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let title = |i: usize| requests[i].to_string().contains(webpilot_testkit::site::canvas::ANSWER);
+    assert!(!title(3), "a single click on the blue square solves nothing");
+    assert!(title(4), "the double-click solved it");
+    assert!(requests[4].to_string().contains("Double-clicked at (180, 110)"));
+    app.stop().await;
+}
