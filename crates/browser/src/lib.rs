@@ -45,12 +45,12 @@ pub use error::BrowserError;
 pub use lease::{BrowserLease, Replacement};
 pub use page::{ClickTarget, SessionPage, TabInfo};
 pub use pool::{BrowserPool, PoolStats};
-pub use secret_paint::{paint_over, SecretBoxes, PAINT};
 /// The byte-bounded queues between a DevTools client's socket and its relay.
 pub use relay::queue as devtools_queue;
 pub use relay::{DevtoolsScope, RelayEnd};
 pub use sandbox::{identity, BrowserIdentity, RunAs, SandboxError};
 pub use screencast::PageFrame;
+pub use secret_paint::{paint_over, SecretBoxes, PAINT};
 pub use snapshot::{Control, Node, PageSnapshot};
 pub use storage_state::{OriginLog, MAX_PROFILE_ORIGINS};
 pub use webpilot_egress::DomainPolicy;

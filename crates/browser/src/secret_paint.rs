@@ -84,8 +84,8 @@ mod tests {
         let white = RgbImage::from_pixel(100, 60, Rgb([255, 255, 255]));
         let mut jpeg = Cursor::new(Vec::new());
         image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 90).encode_image(&white).expect("encode");
-        let painted = paint_over(&jpeg.into_inner(), &[[10.5, 10.0, 20.0, 8.0], [95.0, -5.0, 50.0, 10.0]], 90)
-            .expect("painted");
+        let painted =
+            paint_over(&jpeg.into_inner(), &[[10.5, 10.0, 20.0, 8.0], [95.0, -5.0, 50.0, 10.0]], 90).expect("painted");
         let back = image::load_from_memory(&painted).expect("decode").to_rgb8();
         let dark = |x, y| back.get_pixel(x, y).0.iter().all(|c| *c < 40);
         let light = |x, y| back.get_pixel(x, y).0.iter().all(|c| *c > 215);
