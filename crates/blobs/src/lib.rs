@@ -4,6 +4,12 @@
 //! and endpoints come from the process environment (`AWS_*`, `GOOGLE_*`, `AZURE_*`) and from explicit
 //! `key=value` options; neither is ever logged.
 
+/// Mode of every folder the service makes in its data directory (recordings', files' and the rest): the data
+/// directory is the service's alone (docs/security.md).
+pub const DIR_MODE: u32 = 0o700;
+/// Mode of every file the service writes in its data directory.
+pub const FILE_MODE: u32 = 0o600;
+
 use bytes::Bytes;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};

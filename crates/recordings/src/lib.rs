@@ -11,18 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use webpilot_blobs::{BlobError, Blobs};
+use webpilot_blobs::{BlobError, Blobs, DIR_MODE, FILE_MODE};
 use webpilot_liveview::files::{self, VIDEO_FILE};
 use webpilot_liveview::timeline;
 use webpilot_liveview::{record, LiveView, RecorderConfig, RecordingStats};
 use webpilot_sessions::{RecordHook, RecordedSession};
 use webpilot_store::{now_ms, RecordingStatus, RecordingTotals, Store};
 use webpilot_tasks::Tasks;
-
-/// Mode of a recording's folder: the data directory's (0700; `webpilot`'s `data_dir` tightens it too).
-pub const DIR_MODE: u32 = 0o700;
-/// Mode of a recording's files: the data directory's (0600).
-pub const FILE_MODE: u32 = 0o600;
 
 /// How long the timeline may take to write the session's last events after the video ended.
 const TIMELINE_GRACE: Duration = Duration::from_secs(2);

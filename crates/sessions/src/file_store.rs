@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use webpilot_blobs::{BlobError, Blobs};
+use webpilot_blobs::{BlobError, Blobs, DIR_MODE, FILE_MODE};
 use webpilot_core::files::FileSource;
 use webpilot_core::{SessionId, UserId};
 use webpilot_store::{FileBlob, FilePlace, FileRecord, NewFile, Store, StoreError};
@@ -142,7 +142,9 @@ impl FileStore {
     /// blob 0600 (the blob store creates them with the process's default modes).
     async fn make_private(&self, session: &SessionId, key: &str) -> Result<(), FileStoreError> {
         let files = self.dir.join(FOLDER);
-        for (path, mode) in [(files.join(session.as_str()), 0o700), (files, 0o700), (self.dir.join(key), 0o600)] {
+        for (path, mode) in
+            [(files.join(session.as_str()), DIR_MODE), (files, DIR_MODE), (self.dir.join(key), FILE_MODE)]
+        {
             tokio::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
                 .await
                 .map_err(|e| FileStoreError::Blob(e.into()))?;

@@ -6,10 +6,10 @@ use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
-/// Mode of the data directory and every directory in it (the recordings' folders are made so too).
-pub(crate) const DIR_MODE: u32 = webpilot_recordings::DIR_MODE;
+/// Mode of the data directory and every directory in it (the recordings' and files' folders are made so too).
+pub(crate) const DIR_MODE: u32 = webpilot_blobs::DIR_MODE;
 /// Mode of every file in the data directory.
-pub(crate) const FILE_MODE: u32 = webpilot_recordings::FILE_MODE;
+pub(crate) const FILE_MODE: u32 = webpilot_blobs::FILE_MODE;
 
 /// Makes `dir` (and missing parents, 0700) and tightens everything in it; symbolic links are left alone
 /// (never followed).
