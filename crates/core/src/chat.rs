@@ -124,8 +124,7 @@ fn parse_metadata(raw: Option<&Value>) -> Result<Metadata, ApiError> {
     };
     let vision = match metadata.get("vision") {
         None | Some(Value::Null) => None,
-        Some(v) => VisionMode::read(&Fields::of(&serde_json::json!({ "vision": v }), "metadata")?)
-            .map_err(|e| in_metadata(e, "vision"))?,
+        Some(v) => Some(VisionMode::parse(v).map_err(|e| in_metadata(e, "vision"))?),
     };
     Ok(Metadata { recording, cache, vision })
 }

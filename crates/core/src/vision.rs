@@ -28,14 +28,16 @@ impl VisionMode {
 
     /// Reads the optional `vision` field of `f`; anything but the three names is 400 `INVALID_PARAMS`.
     pub fn read(f: &Fields<'_>) -> Result<Option<VisionMode>, ApiError> {
-        match f.get("vision") {
-            None => Ok(None),
-            Some(v) => match v.as_str() {
-                Some("off") => Ok(Some(VisionMode::Off)),
-                Some("auto") => Ok(Some(VisionMode::Auto)),
-                Some("on") => Ok(Some(VisionMode::On)),
-                _ => Err(invalid_params(format!("vision must be one of \"off\", \"auto\", \"on\"; got {v}"))),
-            },
+        f.get("vision").map(Self::parse).transpose()
+    }
+
+    /// A `vision` value: one of the three names, else 400 `INVALID_PARAMS`.
+    pub fn parse(v: &serde_json::Value) -> Result<VisionMode, ApiError> {
+        match v.as_str() {
+            Some("off") => Ok(VisionMode::Off),
+            Some("auto") => Ok(VisionMode::Auto),
+            Some("on") => Ok(VisionMode::On),
+            _ => Err(invalid_params(format!("vision must be one of \"off\", \"auto\", \"on\"; got {v}"))),
         }
     }
 }
