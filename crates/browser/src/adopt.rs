@@ -7,7 +7,6 @@ use crate::tabs::Tab;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId};
 use chromiumoxide::listeners::EventStream;
 use futures::StreamExt;
-use std::sync::atomic::Ordering;
 use std::sync::Weak;
 use std::time::Duration;
 
@@ -60,9 +59,7 @@ pub(crate) async fn adopt(strong: &Inner, target: &TargetId, url: &str) {
         return;
     }
     let _done = Adoption(strong, target);
-    strong.adopting.fetch_add(1, Ordering::SeqCst);
     adopt_one(strong, target, url).await;
-    strong.adopting.fetch_sub(1, Ordering::SeqCst);
 }
 
 /// Ends the record of an adoption under way, also when the adoption is dropped half way.

@@ -31,6 +31,7 @@ mod sandbox;
 mod screencast;
 mod scripts;
 mod secret_paint;
+mod settle;
 mod snapshot;
 mod storage_state;
 mod tabs;

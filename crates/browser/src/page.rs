@@ -12,9 +12,8 @@ use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTarg
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio_util::task::AbortOnDropHandle;
 use webpilot_core::geometry::PagePoint;
 
@@ -50,8 +49,6 @@ pub(crate) struct Inner {
     pub(crate) max_tabs: usize,
     /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
     popups: Mutex<Option<AbortOnDropHandle<()>>>,
-    /// Pages the site opened that are being adopted right now (`settle` waits for them).
-    pub(crate) adopting: AtomicUsize,
     /// The pages being adopted now, by target (`adopt.rs`).
     pub(crate) adoptions: tokio::sync::watch::Sender<std::collections::HashSet<TargetId>>,
     /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
@@ -91,7 +88,6 @@ impl SessionPage {
             nav_timeout: settings.navigation_timeout,
             max_tabs: settings.max_tabs.max(1),
             popups: Mutex::new(None),
-            adopting: AtomicUsize::new(0),
             adoptions: tokio::sync::watch::Sender::new(Default::default()),
             tab_changes: tokio::sync::watch::Sender::new(0),
             frames: Default::default(),
@@ -194,37 +190,8 @@ impl SessionPage {
     /// Goes back one entry in history.
     pub async fn go_back(&self) -> Result<(), BrowserError> {
         // Deferred so the evaluation answers before the navigation replaces the document.
-        self.eval("setTimeout(() => history.back(), 0)").await?;
-        self.settle().await
-    }
-
-    /// Waits until the document has loaded, up to the navigation timeout.
-    pub async fn wait_loaded(&self) -> Result<(), BrowserError> {
-        let deadline = Instant::now() + self.inner.nav_timeout;
-        loop {
-            // During a navigation the old context is destroyed; evaluation errors then are expected.
-            match self.eval("document.readyState").await {
-                Ok(Value::String(s)) if s == "complete" => return Ok(()),
-                Err(BrowserError::PageCrash) => return Err(BrowserError::PageCrash),
-                _ => {}
-            }
-            if Instant::now() >= deadline {
-                let url = self.url().await.unwrap_or_default();
-                return Err(BrowserError::NavigationTimeout(url));
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// After an action that may navigate or open a tab: a short pause for it to begin, the adoption of
-    /// any page it opened, then wait for load.
-    pub async fn settle(&self) -> Result<(), BrowserError> {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let deadline = Instant::now() + self.inner.cdp_timeout;
-        while self.inner.adopting.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        self.wait_loaded().await
+        self.settled(self.eval("setTimeout(() => history.back(), 0)")).await?;
+        Ok(())
     }
 
     pub async fn url(&self) -> Result<String, BrowserError> {

@@ -170,6 +170,7 @@ fn router(state: SiteState) -> Router {
         .route("/choose", get(pages::choose))
         .route("/popup", get(dynamic::popup))
         .route("/slow", get(dynamic::slow))
+        .route("/later", get(dynamic::later))
         .route("/echo-headers", get(dynamic::echo_headers))
         .route("/probe", get(probes::probe))
         .route("/probe/worker.js", get(probes::worker))

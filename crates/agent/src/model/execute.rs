@@ -104,8 +104,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 "Went back.".into()
             }
             Action::Click { index: Some(i), .. } => {
-                let hit = page.click_index(*i).await?;
-                page.settle().await?;
+                let hit = page.settled(page.click_index(*i)).await?;
                 format!("Clicked [{i}] {} {:?}.", hit.tag, hit.text)
             }
             Action::Click { x, y, double, .. } => {
@@ -114,16 +113,14 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                     y: y.unwrap_or(0.0).clamp(0.0, PAGE_HEIGHT as f64 - 1.0),
                 };
                 // The input path manual control takes (`sessions::input`): frames and popups behave the same.
-                page.click_at(at, *double).await?;
-                page.settle().await?;
+                page.settled(page.click_at(at, *double)).await?;
                 let verb = if *double { "Double-clicked" } else { "Clicked" };
                 format!("{verb} at ({:.0}, {:.0}).", at.x, at.y)
             }
             Action::Type { index, press_enter, .. } => {
                 page.fill_index(*index, &typed).await?;
                 if *press_enter {
-                    page.press_key("Enter").await?;
-                    page.settle().await?;
+                    page.settled(page.press_key("Enter")).await?;
                     format!("Typed into [{index}] and pressed Enter.")
                 } else {
                     format!("Typed into [{index}].")
@@ -138,8 +135,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 format!("Set the file {file:?} on [{index}].")
             }
             Action::PressKey { key } => {
-                page.press_key(key).await?;
-                page.settle().await?;
+                page.settled(page.press_key(key)).await?;
                 format!("Pressed {key}.")
             }
             Action::Scroll { down, pixels } => {

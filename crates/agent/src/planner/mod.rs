@@ -119,9 +119,8 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             ctx.events.action("go_back", json!({}));
         }
         Step::Click(text) => {
-            let hit = control.act(page.click_text(text)).await?;
+            let hit = control.act(page.settled(page.click_text(text))).await?;
             ctx.events.action("click", json!({ "text": hit.text, "tag": hit.tag, "x": hit.at.x, "y": hit.at.y }));
-            control.act(page.settle()).await?;
         }
         Step::Type { text, field } => {
             let value = crate::reveal::reveal(ctx, text, None).await?;
@@ -133,9 +132,8 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             ctx.events.action("upload", json!({ "name": name, "field": field }));
         }
         Step::Press(key) => {
-            control.act(page.press_key(key)).await?;
+            control.act(page.settled(page.press_key(key))).await?;
             ctx.events.action("key_press", json!({ "key": key }));
-            control.act(page.settle()).await?;
         }
         Step::Scroll(dy) => {
             let y = control.act(page.scroll(*dy)).await?;

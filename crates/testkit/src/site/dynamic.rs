@@ -153,6 +153,21 @@ pub(crate) async fn not_found(uri: Uri) -> (StatusCode, Html<String>) {
     )
 }
 
+/// `/later`: clicks whose effect comes at different times: a link to a page that answers after 700 ms, a
+/// link whose handler navigates one task later, a form submitted to a slow page, a button that only changes
+/// the title, and a link that opens a slow page in a new tab.
+pub(crate) async fn later() -> Html<String> {
+    page(
+        "Later",
+        r##"<h1>Later</h1>
+<p><a href="/slow?ms=700">Slow link</a></p>
+<p><a href="#" onclick="setTimeout(() => { location.href = '/pricing'; }, 0); return false;">Late link</a></p>
+<form action="/slow"><input type="hidden" name="ms" value="300"><button>Send form</button></form>
+<p><button onclick="document.title = 'Clicked';">Change title</button></p>
+<p><a href="/slow?ms=500" target="_blank">Slow tab</a></p>"##,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::fixture_cookie;

@@ -335,3 +335,27 @@ async fn interactions_in_flight_per_session_are_capped() {
     assert!(replies.iter().filter(|r| r.status == 200).count() >= 8, "the cap's worth are done");
     app.stop().await;
 }
+
+/// A click is followed by what it started, and only that: a link to a page that answers late, a handler
+/// that navigates one task later, a form sent to a slow page, a click that changes nothing but the title,
+/// and a link that opens a slow page in a new tab. Each report reads the page the click led to.
+#[tokio::test]
+async fn each_click_is_followed_by_the_load_or_tab_it_started_and_a_click_that_starts_none_ends_at_once() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({})).await;
+    let later = app.site.url("/later");
+    let steps = format!(
+        "open {later}; click \"Slow link\"; report the title; go back; click \"Late link\"; report the title; \
+         go back; click \"Send form\"; report the title; report the url; go back; click \"Change title\"; \
+         report the title; click \"Slow tab\"; report the title"
+    );
+    let done = app.run_in(&key, &sid, &steps).await;
+    let slow_form = app.site.url("/slow?ms=300");
+    assert_eq!(
+        done["data"]["message"],
+        format!("Slow page\nPricing\nSlow page\n{slow_form}\nClicked\nSlow page"),
+        "{done}"
+    );
+    app.stop().await;
+}

@@ -1,0 +1,244 @@
+//! The model-free loop against the raw DevTools floor (prints a table, writes JSON, asserts nothing).
+//! The same three steps (open the fixture's home page, click its "Pricing" link, read the title) are timed
+//! three ways on the same Chromium: as a planner task sent to a live session (`send-message`, answered inline),
+//! and as bare DevTools calls through another session's `cdpURL` (navigate and wait for `load`, a mouse click
+//! on the link's box and wait for `load`, evaluate `document.title`). Then 1, 4, 16 and 32 sessions each run the
+//! planner task back to back for a while, and tasks per second are counted.
+//! Run with `cargo bench -p webpilot --bench agent_loop`; the JSON goes to `target/bench/agent_loop.json`.
+//! `WEBPILOT_BENCH_RUNS` sets the timed runs per side (default 40), `WEBPILOT_BENCH_LOAD_SECONDS` the length
+//! of each load run (default 15 s).
+
+mod common;
+
+use clap::Parser;
+use common::percentile;
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use tokio_tungstenite::tungstenite::Message;
+use webpilot::config::{ServeConfig, StoreConfig};
+use webpilot_core::usage::usd_to_micros;
+use webpilot_testkit::FixtureSite;
+
+#[derive(Parser)]
+struct Flags {
+    #[command(flatten)]
+    serve: ServeConfig,
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A sequential DevTools client on one page of a session, with `Page` events on.
+struct Cdp {
+    ws: Ws,
+    next: u64,
+    session: String,
+}
+
+impl Cdp {
+    async fn connect(url: &str) -> Cdp {
+        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("connect");
+        let mut c = Cdp { ws, next: 0, session: String::new() };
+        let targets = c.call("Target.getTargets", json!({})).await;
+        let page = targets["targetInfos"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["type"] == "page"))
+            .expect("a page")
+            .clone();
+        let attached = c.call("Target.attachToTarget", json!({ "targetId": page["targetId"], "flatten": true })).await;
+        c.session = attached["sessionId"].as_str().expect("session").to_owned();
+        c.call("Page.enable", json!({})).await;
+        c
+    }
+
+    async fn send(&mut self, method: &str, params: Value) -> u64 {
+        self.next += 1;
+        let mut msg = json!({ "id": self.next, "method": method, "params": params });
+        if !self.session.is_empty() {
+            msg["sessionId"] = json!(self.session);
+        }
+        self.ws.send(Message::text(msg.to_string())).await.expect("send");
+        self.next
+    }
+
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params).await;
+        loop {
+            let v = self.read().await;
+            if v["id"].as_u64() == Some(id) {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    async fn read(&mut self) -> Value {
+        let Some(Ok(Message::Text(t))) = self.ws.next().await else { panic!("the connection closed") };
+        serde_json::from_str(t.as_str()).expect("JSON")
+    }
+
+    /// Sends `method` and returns once both its answer and the page's next `load` event have arrived.
+    async fn call_until_load(&mut self, method: &str, params: Value) {
+        let id = self.send(method, params).await;
+        let (mut answered, mut loaded) = (false, false);
+        while !(answered && loaded) {
+            let v = self.read().await;
+            answered |= v["id"].as_u64() == Some(id);
+            loaded |= v["method"] == "Page.loadEventFired";
+        }
+    }
+
+    /// The three steps with bare DevTools calls.
+    async fn steps(&mut self, home: &str) -> String {
+        self.call_until_load("Page.navigate", json!({ "url": home })).await;
+        let rect = self
+            .call(
+                "Runtime.evaluate",
+                json!({ "expression": "(() => { const r = document.querySelector('a[href=\"/pricing\"]').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()", "returnByValue": true }),
+            )
+            .await;
+        let (x, y) = (rect["result"]["value"][0].clone(), rect["result"]["value"][1].clone());
+        let press = json!({ "type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1 });
+        self.call("Input.dispatchMouseEvent", press).await;
+        let release = json!({ "type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1 });
+        self.call_until_load("Input.dispatchMouseEvent", release).await;
+        let title = self.call("Runtime.evaluate", json!({ "expression": "document.title" })).await;
+        title["result"]["value"].as_str().unwrap_or_default().to_owned()
+    }
+}
+
+struct Service {
+    http: reqwest::Client,
+    base: String,
+    key: String,
+}
+
+impl Service {
+    async fn post(&self, path: &str, body: Value) -> Value {
+        let res = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.key).json(&body).send().await;
+        res.expect("request").json::<Value>().await.expect("json")
+    }
+
+    async fn start_session(&self) -> Value {
+        let started = self.post("/start/start-session", json!({})).await;
+        assert_eq!(started["success"], true, "{started}");
+        started
+    }
+
+    /// Runs the planner task in `session` and answers the reported title.
+    async fn task(&self, session: &str, home: &str) -> String {
+        let details = format!("open {home}; click \"Pricing\"; report the title");
+        let msg = json!({ "actionType": "newTask", "newState": "start", "taskDetails": details });
+        let r = self.post("/start/send-message", json!({ "sessionId": session, "message": msg })).await;
+        let data = &r["result"]["data"];
+        assert_eq!(r["result"]["type"], "task_completed", "{r}");
+        data["message"].as_str().or(data["result"].as_str()).unwrap_or_default().to_owned()
+    }
+}
+
+fn summary(name: &str, took: &mut [f64]) -> Value {
+    took.sort_by(|a, b| a.total_cmp(b));
+    let (p50, p95) = (percentile(took, 50.0), percentile(took, 95.0));
+    println!("{name:<48} p50 {p50:>8.1} ms   p95 {p95:>8.1} ms   (n={})", took.len());
+    json!({ "p50_ms": p50, "p95_ms": p95, "n": took.len() })
+}
+
+/// `sessions` live sessions each run the planner task back to back for `length`; tasks per second in all.
+async fn load(svc: &Service, sessions: usize, home: &str, length: Duration) -> f64 {
+    let mut ids = Vec::new();
+    for _ in 0..sessions {
+        ids.push(svc.start_session().await["sessionId"].as_str().expect("sessionId").to_owned());
+    }
+    let began = Instant::now();
+    let deadline = began + length;
+    let runs = ids.iter().map(|id| async move {
+        let mut done = 0usize;
+        while Instant::now() < deadline {
+            svc.task(id, home).await;
+            done += 1;
+        }
+        done
+    });
+    let done: usize = futures::future::join_all(runs).await.into_iter().sum();
+    let rate = done as f64 / began.elapsed().as_secs_f64();
+    for id in &ids {
+        svc.post(
+            "/start/send-message",
+            json!({ "sessionId": id, "message": { "actionType": "state", "newState": "terminate" } }),
+        )
+        .await;
+    }
+    rate
+}
+
+#[tokio::main]
+async fn main() {
+    let runs: usize = std::env::var("WEBPILOT_BENCH_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(40);
+    let seconds: u64 = std::env::var("WEBPILOT_BENCH_LOAD_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(15);
+    let site = FixtureSite::start().await;
+    let allow = format!("127.0.0.1:{}", site.port());
+    let flags = Flags::parse_from([
+        "bench",
+        "--egress-allow",
+        &allow,
+        "--listen",
+        "127.0.0.1:0",
+        "--rate-limit",
+        "1000000",
+        "--max-sessions",
+        "40",
+        "--max-sessions-per-user",
+        "40",
+    ]);
+    let data = tempfile::tempdir().expect("tempdir");
+    let app = webpilot::start(&flags.serve, &StoreConfig::sqlite(data.path())).await.expect("start");
+    let user = app.store.create_user("bench", usd_to_micros(100_000.0)).await.expect("user");
+    let (_, key) = app.store.create_api_key(&user.id, "bench", None).await.expect("key");
+    let svc = Service { http: reqwest::Client::new(), base: format!("http://{}", app.addr), key };
+    let home = site.url("/");
+
+    let planner_session = svc.start_session().await["sessionId"].as_str().expect("sessionId").to_owned();
+    let floor_session = svc.start_session().await;
+    let mut cdp = Cdp::connect(floor_session["cdpURL"].as_str().expect("cdpURL")).await;
+    // Warm both paths up before measuring.
+    for _ in 0..5 {
+        assert_eq!(cdp.steps(&home).await, "Pricing");
+        assert!(svc.task(&planner_session, &home).await.contains("Pricing"));
+    }
+
+    println!("== open a page, click a link, read the title: one session, one run at a time ==");
+    let (mut floor, mut planner) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        cdp.steps(&home).await;
+        floor.push(t.elapsed().as_secs_f64() * 1000.0);
+        let t = Instant::now();
+        svc.task(&planner_session, &home).await;
+        planner.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let floor_row = summary("raw DevTools through cdpURL (the floor)", &mut floor);
+    let planner_row = summary("planner task (send-message, answered inline)", &mut planner);
+    let ratio = planner_row["p50_ms"].as_f64().unwrap_or(0.0) / floor_row["p50_ms"].as_f64().unwrap_or(1.0);
+    println!("planner / floor at p50: {ratio:.2}x");
+    drop(cdp);
+    for s in [&planner_session, floor_session["sessionId"].as_str().unwrap_or_default()] {
+        svc.post(
+            "/start/send-message",
+            json!({ "sessionId": s, "message": { "actionType": "state", "newState": "terminate" } }),
+        )
+        .await;
+    }
+
+    println!("== tasks per second, every session running the planner task back to back for {seconds} s ==");
+    let mut rates = serde_json::Map::new();
+    for sessions in [1, 4, 16, 32] {
+        let rate = load(&svc, sessions, &home, Duration::from_secs(seconds)).await;
+        println!("{sessions:>2} sessions: {rate:>6.2} tasks/s");
+        rates.insert(sessions.to_string(), json!(rate));
+    }
+    let report = json!({ "floor": floor_row, "planner": planner_row, "ratio_p50": ratio, "tasks_per_second": rates });
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench");
+    let _ = std::fs::create_dir_all(&out);
+    let _ = std::fs::write(out.join("agent_loop.json"), serde_json::to_string_pretty(&report).unwrap_or_default());
+    app.shutdown().await;
+}
