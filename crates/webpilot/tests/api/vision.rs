@@ -9,20 +9,24 @@ use serde_json::{json, Value};
 use webpilot_testkit::model::IMAGE_TOKENS;
 use webpilot_testkit::{Reply, ScriptedModel};
 
-/// The images of a request's last user message, decoded.
-fn images(request: &Value) -> Vec<image::DynamicImage> {
+/// The pictures of a request's last user message, decoded: OpenAI `image_url` parts or Anthropic `image`
+/// blocks.
+fn pictures(request: &Value) -> Vec<image::DynamicImage> {
     let Some(last_user) = request["messages"].as_array().into_iter().flatten().rev().find(|m| m["role"] == "user")
     else {
         return Vec::new();
     };
-    last_user["content"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|p| p["type"] == "image_url")
-        .map(|p| {
-            let url = p["image_url"]["url"].as_str().expect("an image url");
-            let data = url.strip_prefix("data:image/jpeg;base64,").expect("a JPEG data url");
+    let parts = last_user["content"].as_array().into_iter().flatten();
+    parts
+        .filter_map(|p| match p["type"].as_str() {
+            Some("image_url") => p["image_url"]["url"].as_str()?.strip_prefix("data:image/jpeg;base64,"),
+            Some("image") => {
+                assert_eq!(p["source"]["media_type"], "image/jpeg", "{p}");
+                p["source"]["data"].as_str()
+            }
+            _ => None,
+        })
+        .map(|data| {
             let bytes = base64::engine::general_purpose::STANDARD.decode(data).expect("base64");
             image::load_from_memory_with_format(&bytes, image::ImageFormat::Jpeg).expect("a JPEG")
         })
@@ -57,12 +61,12 @@ async fn vision_on_sends_the_viewport_as_a_jpeg_every_turn_and_never_in_events()
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     for (i, request) in requests.iter().enumerate() {
-        let shots = images(request);
+        let shots = pictures(request);
         assert_eq!(shots.len(), 1, "turn {i} carries one screenshot");
         assert_eq!((shots[0].width(), shots[0].height()), (1024, 445), "turn {i}");
     }
     // The second turn shows the green page.
-    let px = images(&requests[1])[0].to_rgb8().get_pixel(512, 220).0;
+    let px = pictures(&requests[1])[0].to_rgb8().get_pixel(512, 220).0;
     assert!(px[1] > 140 && px[0] < 60 && px[2] < 60, "green in the middle: {px:?}");
     let events = events.await.expect("events");
     let wire = serde_json::to_string(&events).expect("events as JSON");
@@ -136,9 +140,9 @@ async fn vision_auto_sends_a_screenshot_where_the_page_is_a_picture_and_none_on_
     let r = app.post("/start/run-task", &key, json!({ "taskDetails": "look at the shop, then the canvas" })).await;
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let requests = model.requests();
-    let shots: Vec<usize> = requests.iter().map(|r| images(r).len()).collect();
+    let shots: Vec<usize> = requests.iter().map(|r| pictures(r).len()).collect();
     assert_eq!(shots, [0, 0, 1], "blank tab: none; the shop's text says it all: none; the canvas: one");
-    let canvas = &images(&requests[2])[0];
+    let canvas = &pictures(&requests[2])[0];
     assert_eq!((canvas.width(), canvas.height()), (1024, 445));
     let red = canvas.to_rgb8().get_pixel(730, 330).0;
     assert!(red[0] > 180 && red[1] < 80 && red[2] < 80, "the red target is in the picture: {red:?}");
@@ -163,7 +167,7 @@ async fn a_typed_secret_is_painted_over_in_the_screenshot_and_the_rest_of_the_pa
     assert_eq!(requests.len(), 2);
     // The turn after typing: the page shows the secret in the field and in large type below it. The picture is
     // sent, with both painted over.
-    let shots = images(&requests[1]);
+    let shots = pictures(&requests[1]);
     assert_eq!(shots.len(), 1, "the picture of the page showing the secret is sent, not dropped");
     let shot = shots[0].to_rgb8();
     assert_eq!(shot.dimensions(), (1024, 445));
@@ -182,7 +186,7 @@ async fn a_typed_secret_is_painted_over_in_the_screenshot_and_the_rest_of_the_pa
     let white = shot.get_pixel(500, 400).0;
     assert!(white.iter().all(|c| *c > 220), "only the secret's boxes are painted: {white:?}");
     // The turn before typing showed no secret: its picture is the page as it is (the field empty, light).
-    let before = images(&requests[0]);
+    let before = pictures(&requests[0]);
     assert_eq!(before.len(), 1);
     let field_before = before[0].to_rgb8().get_pixel(FIELD.0 + FIELD.2 / 2, FIELD.1 + FIELD.3 / 2).0;
     assert!(field_before.iter().all(|c| *c > 200), "the empty field is not painted: {field_before:?}");
@@ -208,9 +212,9 @@ async fn vision_auto_sends_a_screenshot_on_the_turn_after_the_model_asks_for_one
     let r = app.post("/start/run-task", &key, body).await;
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let requests = model.requests();
-    let shots: Vec<usize> = requests.iter().map(|r| images(r).len()).collect();
+    let shots: Vec<usize> = requests.iter().map(|r| pictures(r).len()).collect();
     assert_eq!(shots, [0, 0, 1], "blank tab: none; the shop's text says it all: none; asked for: one");
-    assert_eq!((images(&requests[2])[0].width(), images(&requests[2])[0].height()), (1024, 445));
+    assert_eq!((pictures(&requests[2])[0].width(), pictures(&requests[2])[0].height()), (1024, 445));
     assert!(tool_names(&requests[0]).iter().any(|t| t == "screenshot"), "{:?}", tool_names(&requests[0]));
     // With `on` every turn has a picture, and with `off` none may: the tool is not offered.
     for vision in ["on", "off"] {
@@ -225,15 +229,17 @@ async fn vision_auto_sends_a_screenshot_on_the_turn_after_the_model_asks_for_one
     app.stop().await;
 }
 
-#[tokio::test]
-async fn the_model_clicks_and_double_clicks_at_points_of_a_canvas() {
-    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+/// The canvas solved by clicks at points the scripted model finds in the screenshot it was sent: the centre
+/// of the red square, then of the blue one (which appears only after the first click), through `provider`'s
+/// wire format.
+async fn solve_the_canvas_by_its_pixels(provider: &str) {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true).arg("llm-provider", provider)).await;
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/canvas") })),
         // The red square waits for a click, then the blue one for a double-click (a single click does nothing).
-        Reply::call("click", json!({ "x": 730, "y": 330 })),
-        Reply::call("click", json!({ "x": 180, "y": 110 })),
-        Reply::call("click", json!({ "x": 180, "y": 110, "double": true })),
+        Reply::call("click", json!({ "x": "@pixel:e00000:x", "y": "@pixel:e00000:y" })),
+        Reply::call("click", json!({ "x": "@pixel:0000e0:x", "y": "@pixel:0000e0:y" })),
+        Reply::call("click", json!({ "x": "@pixel:0000e0:x", "y": "@pixel:0000e0:y", "double": true })),
         Reply::done("Solved."),
     ]);
     let key = app.key().await;
@@ -241,9 +247,27 @@ async fn the_model_clicks_and_double_clicks_at_points_of_a_canvas() {
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let requests = model.requests();
     assert_eq!(requests.len(), 5);
-    let title = |i: usize| requests[i].to_string().contains(webpilot_testkit::site::canvas::ANSWER);
-    assert!(!title(3), "a single click on the blue square solves nothing");
-    assert!(title(4), "the double-click solved it");
-    assert!(requests[4].to_string().contains("Double-clicked at (180, 110)"));
+    for request in &requests[1..] {
+        let sent = pictures(request);
+        assert_eq!(sent.len(), 1, "one picture per turn ({provider})");
+        assert_eq!((sent[0].width(), sent[0].height()), (1024, 445));
+    }
+    // The points came from the pictures: the squares' centres (730, 330) and (180, 110), give or take a pixel.
+    let said = |i: usize| requests[i].to_string();
+    assert!(said(2).contains("Clicked at (729, 329)") || said(2).contains("Clicked at (730, 330)"), "{}", said(2));
+    assert!(said(4).contains("Double-clicked at (179, 109)") || said(4).contains("Double-clicked at (180, 110)"));
+    let solved = |i: usize| said(i).contains(webpilot_testkit::site::canvas::ANSWER);
+    assert!(!solved(3), "a single click on the blue square solves nothing");
+    assert!(solved(4), "the double-click solved it");
     app.stop().await;
+}
+
+#[tokio::test]
+async fn the_model_clicks_and_double_clicks_at_points_of_a_canvas_it_finds_in_the_picture() {
+    solve_the_canvas_by_its_pixels("openai").await;
+}
+
+#[tokio::test]
+async fn over_anthropics_wire_the_picture_is_an_image_block_and_the_canvas_is_solved_the_same_way() {
+    solve_the_canvas_by_its_pixels("anthropic").await;
 }

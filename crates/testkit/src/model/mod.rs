@@ -1,7 +1,11 @@
-//! A scripted model server: speaks the OpenAI Chat Completions wire format over real HTTP and answers
-//! each request with the next scripted reply (tool calls, text, an HTTP error, a delay). Tool-call
-//! arguments may name an element by its text — `"@Pricing"` — and the server replaces that with the
-//! element's [index] from the latest observation it received, as a model reading the page would.
+//! A scripted model server: speaks the OpenAI Chat Completions (`/v1/chat/completions`) and the Anthropic
+//! Messages (`/v1/messages`) wire formats over real HTTP, images included, and answers each request with the
+//! next scripted reply (tool calls, text, an HTTP error, a delay). Tool-call arguments may name an element by
+//! its text — `"@Pricing"` — and the server replaces that with the element's [index] from the latest
+//! observation it received, as a model reading the page would; `"@pixel:RRGGBB:x"` (or `:y`) becomes the
+//! centre of that colour in the latest picture it received, as a model looking at the page would.
+
+mod pixels;
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -67,7 +71,10 @@ pub struct ScriptedModel {
 impl ScriptedModel {
     pub async fn start(script: Vec<Reply>) -> ScriptedModel {
         let state: Shared = Arc::new(Mutex::new(ModelState { script: script.into(), requests: Vec::new() }));
-        let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(state.clone());
+        let app = Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .route("/v1/messages", post(complete_anthropic))
+            .with_state(state.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind scripted model");
         let port = listener.local_addr().expect("local addr").port();
         let task = webpilot_tasks::spawn_owned("scripted model", async move {
@@ -128,9 +135,23 @@ pub fn last_observation(request: &Value) -> String {
 /// Replaces `"@text"` string arguments by the index of the first element (`[N label]` in the
 /// observation) whose label contains `text`, and `"@line:TEXT:K"` by the K-th element index (from 1) of
 /// the first line containing TEXT; 9999 when there is none.
-fn resolve(arguments: &Value, observation: &str) -> Value {
+fn resolve(arguments: &Value, observation: &str, picture: Option<&image::RgbImage>) -> Value {
     match arguments {
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, observation))).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), resolve(v, observation, picture))).collect())
+        }
+        Value::String(s) if s.starts_with("@pixel:") => {
+            let spec = &s["@pixel:".len()..];
+            let found = spec.split_once(':').and_then(|(rgb, axis)| {
+                let (x, y) = pixels::centre_of(picture?, rgb)?;
+                match axis {
+                    "x" => Some(x),
+                    "y" => Some(y),
+                    _ => None,
+                }
+            });
+            json!(found.unwrap_or(9999))
+        }
         Value::String(s) if s.starts_with("@line:") => {
             let spec = &s["@line:".len()..];
             let found = spec.rsplit_once(':').and_then(|(text, k)| line_index(observation, text, k.parse().ok()?));
@@ -161,24 +182,39 @@ pub fn element_index(observation: &str, want: &str) -> Option<u64> {
     })
 }
 
-async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Response {
-    let reply = {
-        let mut s = lock(&state);
+/// Records `request` and takes the next reply of the script (after its delays); `None` when it is exhausted.
+async fn next_reply(state: &Shared, request: &Value) -> Option<Reply> {
+    let mut reply = {
+        let mut s = lock(state);
         s.requests.push(request.clone());
         s.script.pop_front()
-    };
-    let mut reply = match reply {
-        Some(r) => r,
-        None => {
-            return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "error": { "message": "script exhausted" } })))
-                .into_response()
-        }
-    };
+    }?;
     while let Reply::Delay(d, inner) = reply {
         tokio::time::sleep(d).await;
         reply = *inner;
     }
-    let observation = last_observation(&request);
+    Some(reply)
+}
+
+/// A reply's tool calls with their arguments resolved against what the request shows.
+fn resolved_calls(calls: &[(String, Value)], request: &Value) -> Vec<(String, String, Value)> {
+    let observation = last_observation(request);
+    let picture = calls.iter().any(|(_, a)| a.to_string().contains("@pixel:")).then(|| pixels::latest_image(request));
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| {
+            let args = resolve(args, &observation, picture.as_ref().and_then(Option::as_ref));
+            (format!("call_{i}_{}", rand_suffix()), name.clone(), args)
+        })
+        .collect()
+}
+
+async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Response {
+    let Some(reply) = next_reply(&state, &request).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({ "error": { "message": "script exhausted" } })))
+            .into_response();
+    };
     let prompt_tokens = prompt_tokens(&request);
     let message = match reply {
         Reply::Status(code) => {
@@ -187,12 +223,10 @@ async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Re
         }
         Reply::Text(text) => json!({ "role": "assistant", "content": text }),
         Reply::Tools { text, calls } => {
-            let calls: Vec<Value> = calls
-                .iter()
-                .enumerate()
-                .map(|(i, (name, args))| {
-                    json!({ "id": format!("call_{i}_{}", rand_suffix()), "type": "function",
-                            "function": { "name": name, "arguments": resolve(args, &observation).to_string() } })
+            let calls: Vec<Value> = resolved_calls(&calls, &request)
+                .into_iter()
+                .map(|(id, name, args)| {
+                    json!({ "id": id, "type": "function", "function": { "name": name, "arguments": args.to_string() } })
                 })
                 .collect();
             json!({ "role": "assistant", "content": text, "tool_calls": calls })
@@ -211,6 +245,45 @@ async fn complete(State(state): State<Shared>, Json(request): Json<Value>) -> Re
     .into_response()
 }
 
+/// The same script in Anthropic's Messages format: text and `tool_use` blocks, `stop_reason`, and usage as
+/// `input_tokens` / `output_tokens`.
+async fn complete_anthropic(State(state): State<Shared>, Json(request): Json<Value>) -> Response {
+    let Some(reply) = next_reply(&state, &request).await else {
+        let error = json!({ "type": "error", "error": { "type": "api_error", "message": "script exhausted" } });
+        return (StatusCode::INTERNAL_SERVER_ERROR, Json(error)).into_response();
+    };
+    let input_tokens = prompt_tokens(&request);
+    let (content, stop_reason) = match reply {
+        Reply::Status(code) => {
+            let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let error = json!({ "type": "error", "error": { "type": "api_error", "message": "scripted failure" } });
+            return (status, Json(error)).into_response();
+        }
+        Reply::Text(text) => (vec![json!({ "type": "text", "text": text })], "end_turn"),
+        Reply::Tools { text, calls } => {
+            let mut blocks: Vec<Value> = text.into_iter().map(|t| json!({ "type": "text", "text": t })).collect();
+            blocks.extend(
+                resolved_calls(&calls, &request)
+                    .into_iter()
+                    .map(|(id, name, args)| json!({ "type": "tool_use", "id": id, "name": name, "input": args })),
+            );
+            (blocks, "tool_use")
+        }
+        Reply::Delay(..) => (Vec::new(), "end_turn"),
+    };
+    let output_tokens = Value::Array(content.clone()).to_string().len() as u64 / 4;
+    Json(json!({
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": request["model"],
+        "content": content,
+        "stop_reason": stop_reason,
+        "usage": { "input_tokens": input_tokens, "output_tokens": output_tokens },
+    }))
+    .into_response()
+}
+
 /// Input tokens an image costs, as the scripted model reports them (a fixed price per picture, as
 /// providers bill a picture by its size and not by its encoding).
 pub const IMAGE_TOKENS: u64 = 765;
@@ -224,7 +297,7 @@ fn prompt_tokens(request: &Value) -> u64 {
     for message in messages.as_array_mut().into_iter().flatten() {
         let Some(parts) = message["content"].as_array_mut() else { continue };
         let before = parts.len();
-        parts.retain(|p| p["type"] != "image_url");
+        parts.retain(|p| p["type"] != "image_url" && p["type"] != "image");
         images += (before - parts.len()) as u64;
         // Without its images the message is counted as a text-only one is sent: one part is a string.
         if before > parts.len() && parts.len() == 1 {
