@@ -6,7 +6,8 @@
 //! (`waitForDebuggerOnStart`): a popup (`window.open`, a form with a target, a link) and a page a DevTools
 //! client opens wait until the overrides are set on them; a page of another context is let run and let go
 //! at once. On each page of the session it also auto-attaches its frames, paused, and gives each the
-//! overrides the same way; nested frames too. Chromium sends a page created with a URL its first request
+//! overrides the same way; nested frames too, and dedicated workers (whose `navigator.language` is
+//! Chromium's own otherwise). Chromium sends a page created with a URL its first request
 //! before it is paused, so the relay opens such pages blank and navigates them after (`relay`).
 
 use crate::error::BrowserError;
@@ -127,9 +128,10 @@ struct Shared {
     watched: Watched,
 }
 
-/// Frames only, each paused until it is told to run.
+/// Frames and dedicated workers only, each paused until it is told to run.
 fn auto_attach() -> Value {
-    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true, "filter": [{ "type": "iframe" }] })
+    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true,
+            "filter": [{ "type": "iframe" }, { "type": "worker" }] })
 }
 
 fn send(out: &mpsc::UnboundedSender<String>, id: u64, method: &str, params: Value, session: Option<&str>) {
@@ -193,6 +195,9 @@ async fn read(
                 commands.extend(shared.overrides.iter().map(|(m, p)| (*m, p.clone())));
                 commands.push(("Target.setAutoAttach", auto_attach()));
             }
+            // A dedicated worker takes its language from the user agent override's `acceptLanguage`; the
+            // locale override is refused in it (its page's is in force), which changes nothing.
+            "worker" => commands.extend(shared.overrides.iter().map(|(m, p)| (*m, p.clone()))),
             // A new page of the session (a page open already is watched through `watch`).
             "page" if own && waiting => {
                 if let (Some(target), Ok(mut w)) = (info.get("targetId").and_then(Value::as_str), shared.watched.lock())

@@ -194,6 +194,7 @@ fn router(state: SiteState) -> Router {
         .route("/newsletter", get(newsletter::newsletter))
         .route("/whep-player", get(whep_player::whep_player))
         .route("/identity", get(identity::identity).post(identity::identity))
+        .route("/identity/worker.js", get(identity::worker))
         .route("/totp", get(identity::totp))
         .route("/totp/check", get(identity::totp_check))
         .merge(challenges::routes())

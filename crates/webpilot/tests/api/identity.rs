@@ -107,6 +107,15 @@ async fn seen_once_loaded(cdp: &mut Cdp, session: &str) -> Value {
     panic!("the new page never showed /identity");
 }
 
+/// What a dedicated worker of the page sees: the language, user agent and time zone.
+async fn assert_worker_identity(cdp: &mut Cdp, session: &str, where_: &str) {
+    let v = cdp.eval(session, "window.workerIdentity()").await;
+    assert_eq!(v["language"], "de-DE", "{where_}'s worker: {v}");
+    assert_eq!(v["languages"], json!(["de-DE", "de"]), "{where_}'s worker: {v}");
+    assert_eq!(v["userAgent"], AGENT, "{where_}'s worker: {v}");
+    assert_eq!(v["timeZone"], "Europe/Berlin", "{where_}'s worker: {v}");
+}
+
 /// The requests for `/identity?first={which}` the fixture got.
 fn first_requests(app: &TestApp, which: &str) -> Vec<webpilot_testkit::site::RequestRecord> {
     let query = format!("first={which}");
@@ -128,6 +137,7 @@ async fn popups_and_a_devtools_page_send_the_identity_with_their_first_and_only_
     assert_eq!(r.status, 200, "{}", r.body);
     let mut cdp = Cdp::connect(r.body["cdpURL"].as_str().expect("cdpURL")).await;
     let (_, opener) = cdp.attach_page().await;
+    assert_worker_identity(&mut cdp, &opener, "the session's page").await;
     cdp.call("Target.setDiscoverTargets", json!({ "discover": true })).await.expect("discover");
     let mut known: Vec<Value> = cdp.targets("page").await.iter().map(|t| t["targetId"].clone()).collect();
     let opened_by = [
@@ -147,6 +157,7 @@ async fn popups_and_a_devtools_page_send_the_identity_with_their_first_and_only_
         };
         let session = attach(&mut cdp, &created["params"]["targetInfo"]["targetId"]).await;
         assert_identity(which, &seen_once_loaded(&mut cdp, &session).await);
+        assert_worker_identity(&mut cdp, &session, which).await;
         let requests = first_requests(&app, which);
         assert_eq!(requests.len(), 1, "{which}: one request, not loaded again: {requests:?}");
         assert_eq!(requests[0].user_agent.as_deref(), Some(AGENT), "{which}: {requests:?}");
@@ -155,6 +166,7 @@ async fn popups_and_a_devtools_page_send_the_identity_with_their_first_and_only_
     let made = cdp.call("Target.createTarget", json!({ "url": app.site.url("/identity?first=cdp") })).await;
     let session = attach(&mut cdp, &made.expect("createTarget")["targetId"]).await;
     assert_identity("the DevTools page", &seen_once_loaded(&mut cdp, &session).await);
+    assert_worker_identity(&mut cdp, &session, "the DevTools page").await;
     let requests = first_requests(&app, "cdp");
     assert_eq!(requests.len(), 1, "the DevTools page: one request: {requests:?}");
     assert_eq!(requests[0].user_agent.as_deref(), Some(AGENT), "{requests:?}");
