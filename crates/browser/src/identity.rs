@@ -10,7 +10,6 @@ use chromiumoxide::cdp::browser_protocol::browser::{PermissionDescriptor, Permis
 use chromiumoxide::cdp::browser_protocol::emulation::{
     SetGeolocationOverrideParams, SetLocaleOverrideParams, SetTimezoneOverrideParams, SetUserAgentOverrideParams,
 };
-use chromiumoxide::cdp::browser_protocol::page::{GetNavigationHistoryParams, ReloadParams, TransitionType};
 use chromiumoxide::Page;
 use serde_json::json;
 use std::sync::Arc;
@@ -31,7 +30,8 @@ impl SessionPage {
             let version = within(timeout, "browser version", process.browser.version()).await?;
             applied.default_user_agent = Some(version.user_agent);
         }
-        applied.frames = Some(FrameIdentity::start(process, applied.overrides(), timeout).await?);
+        let context = self.inner.opener.context.inner().as_str();
+        applied.frames = Some(FrameIdentity::start(process, applied.overrides(), context, timeout).await?);
         if applied.identity.geolocation.is_some() {
             let mut grant =
                 SetPermissionParams::new(PermissionDescriptor::new("geolocation"), PermissionSetting::Granted);
@@ -135,33 +135,10 @@ impl Applied {
         Ok(())
     }
 
-    /// Applies the identity to a page opened by a site or a DevTools client. Chromium starts such a page's
-    /// first request before anyone can reach the page, so a document requested before the identity was in
-    /// place is loaded again; a form's POST is never sent twice (that page keeps its first load).
+    /// Applies the identity to a page opened by a site or a DevTools client. Its first request had the
+    /// identity already: the frame identity client auto-attached the page, paused, and set the overrides
+    /// before it ran (`identity_frames.rs`); this sets them on chromiumoxide's session of the page too.
     pub(crate) async fn apply_to_new(&self, page: &Page, timeout: Duration) -> Result<(), BrowserError> {
-        let since =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1e3);
-        self.apply(page, timeout).await?;
-        // The page's first navigation, if one is under way, ends before its document is looked at.
-        let _ = within(timeout, "wait for a new page", page.wait_for_navigation()).await;
-        let history =
-            within(timeout, "navigation history", page.execute(GetNavigationHistoryParams::default())).await?;
-        let current = usize::try_from(history.current_index).ok().and_then(|i| history.entries.get(i));
-        let Some(entry) = current.filter(|e| e.url.starts_with("http://") || e.url.starts_with("https://")) else {
-            return Ok(());
-        };
-        if entry.transition_type == TransitionType::FormSubmit {
-            return Ok(());
-        }
-        let origin: f64 = within(timeout, "document start", page.evaluate("performance.timeOrigin"))
-            .await?
-            .into_value()
-            .unwrap_or(f64::MAX);
-        if origin < since {
-            tracing::debug!("loading a new page again with the session's identity");
-            within(timeout, "reload a new page", page.execute(ReloadParams::default())).await?;
-            let _ = within(timeout, "wait for the reload", page.wait_for_navigation()).await;
-        }
-        Ok(())
+        self.apply(page, timeout).await
     }
 }

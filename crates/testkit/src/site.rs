@@ -42,6 +42,10 @@ pub struct RequestRecord {
     pub query: Option<String>,
     /// Raw `Cookie` header (several headers joined with `"; "`), if any.
     pub cookie: Option<String>,
+    /// The `User-Agent` header, if any.
+    pub user_agent: Option<String>,
+    /// The `Accept-Language` header, if any.
+    pub accept_language: Option<String>,
 }
 
 /// Shared state of the running site, available to handlers.
@@ -190,7 +194,8 @@ fn router(state: SiteState) -> Router {
         .route("/search", get(search::search))
         .route("/newsletter", get(newsletter::newsletter))
         .route("/whep-player", get(whep_player::whep_player))
-        .route("/identity", get(identity::identity))
+        .route("/identity", get(identity::identity).post(identity::identity))
+        .route("/identity/worker.js", get(identity::worker))
         .route("/totp", get(identity::totp))
         .route("/totp/check", get(identity::totp_check))
         .merge(challenges::routes())
@@ -214,9 +219,16 @@ async fn record(State(state): State<SiteState>, request: Request, next: Next) ->
         path: request.uri().path().to_owned(),
         query: request.uri().query().map(str::to_owned),
         cookie: cookie_header(headers),
+        user_agent: header_text(headers, axum::http::header::USER_AGENT),
+        accept_language: header_text(headers, axum::http::header::ACCEPT_LANGUAGE),
     };
     state.log().push(entry);
     next.run(request).await
+}
+
+/// Header `name` as text, if present.
+fn header_text(headers: &HeaderMap, name: axum::http::header::HeaderName) -> Option<String> {
+    headers.get(name).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
 }
 
 /// All `Cookie` headers joined with `"; "`, or `None` if there is none.

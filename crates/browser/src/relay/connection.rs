@@ -26,8 +26,9 @@ pub(super) enum Then {
     Targets(Option<Value>),
     /// `Browser.getWindowForTarget`: the window becomes the client's.
     Window,
-    /// `Target.createTarget`: answered once the new page is attached, when the client auto-attaches pages.
-    Created,
+    /// `Target.createTarget`: answered once the new page is one of the session's tabs; with the URL it was
+    /// opened blank instead of (`adopt::blank_first`), navigated there before the answer.
+    Created(Option<String>),
     /// `Target.closeTarget` or `Page.close` of this page: it counts as gone unless the close fails.
     Closing(String),
 }
@@ -237,7 +238,7 @@ impl Relay {
         }
         let then = match method {
             "Browser.getWindowForTarget" => Then::Window,
-            "Target.createTarget" => Then::Created,
+            "Target.createTarget" => Then::Created(None),
             "Target.closeTarget" => match params.get("targetId").and_then(Value::as_str) {
                 Some(t) => Then::Closing(t.to_owned()),
                 None => Then::Pass,
@@ -251,7 +252,7 @@ impl Relay {
         if matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
             // Counted from now on, so the next command in a burst sees this one's page.
             match &then {
-                Then::Created => self.scope.creating += 1,
+                Then::Created(_) => self.scope.creating += 1,
                 Then::Closing(t) => {
                     self.scope.closing.insert(t.clone());
                 }
@@ -264,7 +265,11 @@ impl Relay {
                 self.send_large(method, params, &target_session, Pending::Client { id, then }, bytes).await
             }
             Verdict::Forward => self.send_browser(method, params, Some(&target_session), Pending::Client { id, then }),
-            Verdict::ForwardWith(p) => {
+            Verdict::ForwardWith(mut p) => {
+                let then = match then {
+                    Then::Created(_) => Then::Created(crate::adopt::blank_first(&self.tabs, &mut p)),
+                    then => then,
+                };
                 self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
             }
             Verdict::Answer(result) => self.reply(id, session, result).await,
@@ -355,18 +360,22 @@ impl Relay {
                     self.scope.closing.remove(&target);
                 }
             }
-            Then::Created => {
+            Then::Created(go) => {
                 self.scope.creating = self.scope.creating.saturating_sub(1);
                 if let Some(target) = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned) {
                     if !self.scope.targets.contains_key(&target) {
                         self.scope.unseen.insert(target.clone());
                     }
-                    let url = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("").to_owned();
+                    let opened = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("");
+                    let url = go.clone().unwrap_or_else(|| opened.to_owned());
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
                     webpilot_tasks::spawn_owned("relay adopt tab", async move {
                         if let Some(inner) = tabs.upgrade() {
                             let id = chromiumoxide::cdp::browser_protocol::target::TargetId::from(target.clone());
                             crate::adopt::adopt(&inner, &id, &url).await;
+                            if go.is_some() {
+                                crate::adopt::go_to(&inner, &id, &url).await;
+                            }
                         }
                         let _ = adopted.send((target, v));
                     });

@@ -20,7 +20,8 @@ const TOTP_KEY: &[u8] = b"12345678901234567890";
 /// `/identity`: the request's `Accept-Language` and `User-Agent`, and `window.identity()`, a promise of
 /// everything page script sees (with the position, or the geolocation error). The top page also holds a
 /// cross-origin frame (`frame.localhost`) of the same page, whose `identity()` reaches the top page's
-/// `window.frameIdentity()` by `postMessage`.
+/// `window.frameIdentity()` by `postMessage`, and a form (`#post-identity`) that POSTs to `/identity?first=post`
+/// in a new window, and `window.workerIdentity()`, what a dedicated worker of the page sees.
 pub(crate) async fn identity(
     State(state): State<SiteState>,
     Query(q): Query<HashMap<String, String>>,
@@ -30,9 +31,13 @@ pub(crate) async fn identity(
         "<script>window.identity().then((seen) => parent.postMessage(seen, '*'));</script>".to_owned()
     } else {
         format!(
-            "<p><a href=\"/identity?popup=1\" target=\"_blank\">Open identity popup</a></p>\n<iframe src=\"http://frame.localhost:{}/identity?frame=1\" title=\"Frame\" allow=\"geolocation\" \
+            "<p><a href=\"/identity?popup=1\" target=\"_blank\">Open identity popup</a></p>\n\
+             <form id=\"post-identity\" method=\"post\" action=\"/identity?first=post\" target=\"_blank\">\
+             <input type=\"hidden\" name=\"sent\" value=\"1\"></form>\n<iframe src=\"http://frame.localhost:{}/identity?frame=1\" title=\"Frame\" allow=\"geolocation\" \
              width=\"300\" height=\"80\"></iframe>\n<script>\nconst __frameSeen = new Promise((done) => \
-             addEventListener('message', (e) => done(e.data)));\nwindow.frameIdentity = () => __frameSeen;\n</script>",
+             addEventListener('message', (e) => done(e.data)));\nwindow.frameIdentity = () => __frameSeen;\n\
+             window.workerIdentity = () => new Promise((done) => {{ \
+             new Worker('/identity/worker.js').onmessage = (e) => done(e.data); }});\n</script>",
             state.port
         )
     };
@@ -60,6 +65,15 @@ pub(crate) async fn identity(
             js_string(&agent),
             frame,
         ),
+    )
+}
+
+/// `/identity/worker.js`: a dedicated worker that posts what its script sees.
+pub(crate) async fn worker() -> ([(axum::http::header::HeaderName, &'static str); 1], &'static str) {
+    (
+        [(axum::http::header::CONTENT_TYPE, "text/javascript")],
+        "postMessage({ language: navigator.language, languages: navigator.languages, \
+         userAgent: navigator.userAgent, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });",
     )
 }
 
