@@ -33,6 +33,38 @@ pub(crate) async fn click(page: &Page, at: PagePoint, double: bool, timeout: Dur
     Ok(())
 }
 
+/// A left-button drag from `from` to `to`: press, eight moves with the button held, release.
+pub(crate) async fn drag(page: &Page, from: PagePoint, to: PagePoint, timeout: Duration) -> Result<(), BrowserError> {
+    let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, from.x, from.y);
+    moved.button = Some(MouseButton::None);
+    within(timeout, "mouse move", page.execute(moved)).await?;
+    within(timeout, "mouse press", page.execute(mouse(DispatchMouseEventType::MousePressed, from, 1))).await?;
+    const STEPS: u32 = 8;
+    for step in 1..=STEPS {
+        let f = f64::from(step) / f64::from(STEPS);
+        let at = PagePoint { x: from.x + (to.x - from.x) * f, y: from.y + (to.y - from.y) * f };
+        let mut held = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, at.x, at.y);
+        held.button = Some(MouseButton::Left);
+        held.buttons = Some(1);
+        within(timeout, "mouse move", page.execute(held)).await?;
+    }
+    within(timeout, "mouse release", page.execute(mouse(DispatchMouseEventType::MouseReleased, to, 1))).await?;
+    Ok(())
+}
+
+/// A mouse wheel turn at `at`, `dy` CSS pixels down (negative: up): whatever scrolls under that point
+/// scrolls (an inner list, a map), not necessarily the page.
+pub(crate) async fn wheel(page: &Page, at: PagePoint, dy: f64, timeout: Duration) -> Result<(), BrowserError> {
+    let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, at.x, at.y);
+    moved.button = Some(MouseButton::None);
+    within(timeout, "mouse move", page.execute(moved)).await?;
+    let mut turn = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, at.x, at.y);
+    turn.delta_x = Some(0.0);
+    turn.delta_y = Some(dy);
+    within(timeout, "mouse wheel", page.execute(turn)).await?;
+    Ok(())
+}
+
 /// Presses and releases one key: a name such as `Enter` or `ArrowDown`, or a single character (one the
 /// US layout has no key for, such as `é`, is sent as a key event carrying that text).
 pub(crate) async fn press_key(page: &Page, key: &str, timeout: Duration) -> Result<(), BrowserError> {
@@ -99,14 +131,29 @@ pub(crate) async fn type_text(
             within(timeout, "insert text", page.execute(InsertTextParams::new(rest))).await?;
             break;
         }
-        let s = ch.to_string();
-        if USKEYBOARD_LAYOUT.iter().any(|d| d.key == s && ch != '\n') {
-            press_key(page, &s, timeout).await?;
-        } else {
-            within(timeout, "insert text", page.execute(InsertTextParams::new(s))).await?;
-        }
+        key_or_text(page, ch, timeout).await?;
         let pause = Duration::from_millis(rand::thread_rng().gen_range(40..=140)).min(longest_pause);
         tokio::time::sleep(pause).await;
     }
     Ok(())
+}
+
+/// Types `text` as key presses, one character after another without pauses (a character the US layout
+/// has no key for is inserted as text): for what listens to keys rather than to a field's input, such as
+/// a canvas editor.
+pub(crate) async fn type_keys(page: &Page, text: &str, timeout: Duration) -> Result<(), BrowserError> {
+    for ch in text.chars() {
+        key_or_text(page, ch, timeout).await?;
+    }
+    Ok(())
+}
+
+/// One character as a key press when the US layout has its key, else as inserted text.
+async fn key_or_text(page: &Page, ch: char, timeout: Duration) -> Result<(), BrowserError> {
+    let s = ch.to_string();
+    if USKEYBOARD_LAYOUT.iter().any(|d| d.key == s && ch != '\n') {
+        press_key(page, &s, timeout).await
+    } else {
+        within(timeout, "insert text", page.execute(InsertTextParams::new(s))).await.map(|_| ())
+    }
 }

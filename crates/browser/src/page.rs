@@ -220,6 +220,25 @@ impl SessionPage {
         Ok(self.eval("document.title").await?.as_str().unwrap_or_default().to_owned())
     }
 
+    /// Types `text` as key presses at whatever has focus (see `input::type_keys`).
+    pub async fn type_keys(&self, text: &str) -> Result<(), BrowserError> {
+        input::type_keys(&self.page()?, text, self.inner.cdp_timeout).await
+    }
+
+    /// Drags with the left button held from one page point to another.
+    pub async fn drag(&self, from: PagePoint, to: PagePoint) -> Result<(), BrowserError> {
+        input::drag(&self.page()?, from, to, self.inner.cdp_timeout).await
+    }
+
+    /// Turns the mouse wheel at a page point (`dy` pixels down; negative is up), then waits for the next
+    /// frame (at most 100 ms) so the scroll has been applied; answers the page's own scroll offset.
+    pub async fn scroll_at(&self, at: PagePoint, dy: f64) -> Result<f64, BrowserError> {
+        input::wheel(&self.page()?, at, dy, self.inner.cdp_timeout).await?;
+        let frame = "new Promise(r => { requestAnimationFrame(() => setTimeout(r, 0)); setTimeout(r, 100); })";
+        self.eval(frame).await?;
+        Ok(self.eval("scrollY").await?.as_f64().unwrap_or(0.0))
+    }
+
     /// Clicks at a page point with real mouse events.
     pub async fn click_at(&self, at: PagePoint, double: bool) -> Result<(), BrowserError> {
         input::click(&self.page()?, at, double, self.inner.cdp_timeout).await

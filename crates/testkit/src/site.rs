@@ -190,6 +190,7 @@ fn router(state: SiteState) -> Router {
         .route("/dialogs", get(probes::dialogs))
         .route("/paint", get(paint::paint))
         .route("/canvas", get(canvas::canvas))
+        .route("/board", get(canvas::board))
         .route("/echo", get(echo::echo))
         .route("/search", get(search::search))
         .route("/newsletter", get(newsletter::newsletter))

@@ -28,6 +28,20 @@ pub enum Action {
         text: String,
         press_enter: bool,
     },
+    /// Types at a viewport point (clicked first), for a field that has no element: a canvas editor.
+    TypeAt {
+        x: f64,
+        y: f64,
+        text: String,
+        press_enter: bool,
+    },
+    /// Drags with the left button from viewport point (x, y) to (to_x, to_y).
+    Drag {
+        x: f64,
+        y: f64,
+        to_x: f64,
+        to_y: f64,
+    },
     SelectOption {
         index: u32,
         option: String,
@@ -44,6 +58,9 @@ pub enum Action {
     Scroll {
         down: bool,
         pixels: i64,
+        /// With a point, the wheel turns there (an inner list, a map); left out of the record without one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<(f64, f64)>,
     },
     SwitchTab {
         index: usize,
@@ -81,7 +98,8 @@ impl Action {
             Action::Navigate { .. } => "navigate",
             Action::GoBack => "go_back",
             Action::Click { .. } => "click",
-            Action::Type { .. } => "type",
+            Action::Type { .. } | Action::TypeAt { .. } => "type",
+            Action::Drag { .. } => "drag",
             Action::SelectOption { .. } => "select_option",
             Action::UploadFile { .. } => "upload_file",
             Action::PressKey { .. } => "press_key",
@@ -131,6 +149,7 @@ impl Action {
             a.get(k).and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok())).filter(|v: &f64| !v.is_nan())
         };
         let need_s = |k: &str| s(k).ok_or_else(|| format!("{} needs a string argument {k:?}", call.name));
+        let need_n = |k: &str| n(k).ok_or_else(|| format!("{} needs a number argument {k:?}", call.name));
         let need_i = |k: &str| {
             n(k).filter(|v| *v >= 0.0)
                 .map(|v| v as u32)
@@ -150,17 +169,21 @@ impl Action {
                 }
                 Action::Click { index, x, y, double }
             }
-            "type" => Action::Type {
-                index: need_i("index")?,
-                text: need_s("text")?,
-                press_enter: a.get("press_enter").and_then(Value::as_bool).unwrap_or(false),
-            },
+            "type" => {
+                let press_enter = a.get("press_enter").and_then(Value::as_bool).unwrap_or(false);
+                match (n("index"), n("x"), n("y")) {
+                    (None, Some(x), Some(y)) => Action::TypeAt { x, y, text: need_s("text")?, press_enter },
+                    _ => Action::Type { index: need_i("index")?, text: need_s("text")?, press_enter },
+                }
+            }
+            "drag" => Action::Drag { x: need_n("x")?, y: need_n("y")?, to_x: need_n("to_x")?, to_y: need_n("to_y")? },
             "select_option" => Action::SelectOption { index: need_i("index")?, option: need_s("option")? },
             "upload_file" => Action::UploadFile { index: need_i("index")?, file: need_s("name")? },
             "press_key" => Action::PressKey { key: need_s("key")? },
             "scroll" => Action::Scroll {
                 down: s("direction").is_none_or(|d| !d.eq_ignore_ascii_case("up")),
                 pixels: n("pixels").map(|p| p.clamp(1.0, 5000.0) as i64).unwrap_or(400),
+                at: n("x").zip(n("y")),
             },
             "switch_tab" => Action::SwitchTab { index: need_i("index")? as usize },
             "open_tab" => Action::OpenTab { url: need_s("url")? },
@@ -189,11 +212,20 @@ fn tool(name: &str, description: &str, properties: Value, required: &[&str]) -> 
     ToolSpec { name: name.into(), description: description.into(), parameters }
 }
 
+/// Which tools beyond the common ones a task's model is offered.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Offer {
+    /// The tool that asks for a picture of the viewport (`vision: "auto"` and a model that takes images).
+    pub screenshot: bool,
+    /// Actions at viewport points (click, double-click, drag, scroll and type there): only for a model that
+    /// may see the page's picture, as a point means nothing without it.
+    pub points: bool,
+}
+
 /// The tools offered to the model; with an output schema, `done` takes the answer as `output`. The
 /// wording is terse on purpose: these definitions are sent (and billed) with every turn. `index` is an
-/// element's N in the observation, which the system prompt explains once. `screenshot` offers the tool that
-/// asks for a picture of the viewport (a task with `vision: "auto"` and a model that takes images).
-pub fn tool_specs(output_schema: Option<&Value>, screenshot: bool) -> Vec<ToolSpec> {
+/// element's N in the observation, which the system prompt explains once.
+pub fn tool_specs(output_schema: Option<&Value>, offer: Offer) -> Vec<ToolSpec> {
     let done = match output_schema {
         None => tool(
             "done",
@@ -210,21 +242,49 @@ pub fn tool_specs(output_schema: Option<&Value>, screenshot: bool) -> Vec<ToolSp
     };
     let int = json!({ "type": "integer" });
     let string = json!({ "type": "string" });
-    let mut tools = vec![
-        tool("navigate", "Open a URL in the current tab.", json!({ "url": string }), &["url"]),
-        tool("go_back", "Go back one page in the current tab.", json!({}), &[]),
-        tool(
+    let num = json!({ "type": "number" });
+    let click = match offer.points {
+        false => tool("click", "Click element index.", json!({ "index": int }), &["index"]),
+        true => tool(
             "click",
             "Click element index (preferred) or viewport point x,y (1024x445 px); double: double-click.",
-            json!({ "index": int, "x": { "type": "number" }, "y": { "type": "number" }, "double": { "type": "boolean" } }),
+            json!({ "index": int, "x": num, "y": num, "double": { "type": "boolean" } }),
             &[],
         ),
-        tool(
+    };
+    let typing = match offer.points {
+        false => tool(
             "type",
             "Type text into field index, replacing its content; press_enter presses Enter after.",
             json!({ "index": int, "text": string, "press_enter": { "type": "boolean" } }),
             &["index", "text"],
         ),
+        true => tool(
+            "type",
+            "Type text into field index (replacing its content) or at point x,y; press_enter: Enter after.",
+            json!({ "index": int, "x": num, "y": num, "text": string, "press_enter": { "type": "boolean" } }),
+            &["text"],
+        ),
+    };
+    let scroll = match offer.points {
+        false => tool(
+            "scroll",
+            "Scroll the page.",
+            json!({ "direction": { "type": "string", "enum": ["up", "down"] }, "pixels": int }),
+            &["direction"],
+        ),
+        true => tool(
+            "scroll",
+            "Scroll the page, or what is under point x,y.",
+            json!({ "direction": { "type": "string", "enum": ["up", "down"] }, "pixels": int, "x": num, "y": num }),
+            &["direction"],
+        ),
+    };
+    let mut tools = vec![
+        tool("navigate", "Open a URL in the current tab.", json!({ "url": string }), &["url"]),
+        tool("go_back", "Go back one page in the current tab.", json!({}), &[]),
+        click,
+        typing,
         tool(
             "select_option",
             "Choose an option of select index by the option's text or value.",
@@ -243,12 +303,7 @@ pub fn tool_specs(output_schema: Option<&Value>, screenshot: bool) -> Vec<ToolSp
             json!({ "key": string }),
             &["key"],
         ),
-        tool(
-            "scroll",
-            "Scroll the page.",
-            json!({ "direction": { "type": "string", "enum": ["up", "down"] }, "pixels": int }),
-            &["direction"],
-        ),
+        scroll,
         tool("switch_tab", "Make tab index the current one.", json!({ "index": int }), &["index"]),
         tool("open_tab", "Open a URL in a new tab and switch to it.", json!({ "url": string }), &["url"]),
         tool("close_tab", "Close tab index.", json!({ "index": int }), &["index"]),
@@ -268,7 +323,12 @@ pub fn tool_specs(output_schema: Option<&Value>, screenshot: bool) -> Vec<ToolSp
         ),
         done,
     ];
-    if screenshot {
+    if offer.points {
+        let drag = "Drag from point x,y to to_x,to_y.";
+        let at = json!({ "x": num, "y": num, "to_x": num, "to_y": num });
+        tools.push(tool("drag", drag, at, &["x", "y", "to_x", "to_y"]));
+    }
+    if offer.screenshot {
         let see = "See the viewport (1024x445 px, top-left origin) as an image with the next observation.";
         tools.push(tool("screenshot", see, json!({}), &[]));
     }
@@ -297,8 +357,23 @@ mod tests {
         assert_eq!(serde_json::to_value(&single).unwrap(), json!({"name": "click", "index": 4, "x": null, "y": null}));
         assert_eq!(
             Action::from_call(&call("scroll", json!({"direction": "UP"}))).unwrap(),
-            Action::Scroll { down: false, pixels: 400 }
+            Action::Scroll { down: false, pixels: 400, at: None }
         );
+        let inner = Action::from_call(&call("scroll", json!({"direction": "down", "x": 5, "y": 6}))).unwrap();
+        assert_eq!(inner, Action::Scroll { down: true, pixels: 400, at: Some((5.0, 6.0)) });
+        // A scroll's record without a point is what it was before points existed.
+        let plain = serde_json::to_value(Action::Scroll { down: true, pixels: 9, at: None }).unwrap();
+        assert_eq!(plain, json!({"name": "scroll", "down": true, "pixels": 9}));
+        assert_eq!(
+            Action::from_call(&call("drag", json!({"x": 1, "y": 2, "to_x": 3, "to_y": "4"}))).unwrap(),
+            Action::Drag { x: 1.0, y: 2.0, to_x: 3.0, to_y: 4.0 }
+        );
+        assert!(Action::from_call(&call("drag", json!({"x": 1, "y": 2}))).unwrap_err().contains("to_x"));
+        assert_eq!(
+            Action::from_call(&call("type", json!({"x": 1, "y": 2, "text": "a"}))).unwrap(),
+            Action::TypeAt { x: 1.0, y: 2.0, text: "a".into(), press_enter: false }
+        );
+        assert!(Action::from_call(&call("type", json!({"x": 1, "text": "a"}))).unwrap_err().contains("index"));
         assert_eq!(Action::from_call(&call("wait", json!({"seconds": 99}))).unwrap(), Action::Wait { seconds: 10.0 });
         assert!(Action::from_call(&call("click", json!({}))).is_err());
         assert!(Action::from_call(&call("type", json!({"index": 1}))).unwrap_err().contains("text"));
@@ -308,11 +383,19 @@ mod tests {
             Action::UploadFile { index: 3, file: "cv.pdf".into() }
         );
         assert!(Action::from_call(&call("upload_file", json!({"index": 3}))).unwrap_err().contains("name"));
-        assert_eq!(tool_specs(None, false).len(), 16);
-        let with = tool_specs(None, true);
-        assert_eq!((with.len(), with[16].name.as_str()), (17, "screenshot"));
+        let plain = tool_specs(None, Offer::default());
+        assert_eq!(plain.len(), 16);
+        assert_eq!(
+            plain[2].parameters["properties"].as_object().map(|p| p.len()),
+            Some(1),
+            "click takes an index only"
+        );
+        let with = tool_specs(None, Offer { screenshot: true, points: true });
+        let names: Vec<&str> = with.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!((names.len(), names[16], names[17]), (18, "drag", "screenshot"));
+        assert_eq!(with[2].parameters["properties"]["double"]["type"], "boolean");
         assert_eq!(Action::from_call(&call("screenshot", json!({}))), Ok(Action::Screenshot));
-        let structured = tool_specs(Some(&json!({"type": "array"})), false);
+        let structured = tool_specs(Some(&json!({"type": "array"})), Offer::default());
         assert_eq!(structured[15].parameters["properties"]["output"], json!({"type": "array"}));
     }
 

@@ -3,7 +3,7 @@
 
 #[cfg(test)]
 mod tests {
-    use super::super::{prompt::system_prompt, tool_specs};
+    use super::super::{prompt::system_prompt, tool_specs, Offer};
     use serde_json::json;
     use webpilot_core::secrets::Secrets;
     use webpilot_llm::providers::openai::request_body;
@@ -11,13 +11,15 @@ mod tests {
 
     /// Most tokens the system prompt and the tools may take together on a plain task.
     const BUDGET: usize = 1_000;
+    /// The same for a model that sees the page, with the point actions and `screenshot` offered.
+    const SEEING_BUDGET: usize = 1_200;
 
-    fn fixed_tokens(structured: bool) -> (usize, usize) {
+    fn fixed_tokens(structured: bool, offer: Offer) -> (usize, usize) {
         let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
         let schema = json!({"type": "object", "properties": {"price": {"type": "number"}}});
         let request = ChatRequest {
             messages: vec![ChatMessage::text(Role::System, system_prompt(&[], &Secrets::default(), structured))],
-            tools: tool_specs(structured.then_some(&schema), false),
+            tools: tool_specs(structured.then_some(&schema), offer),
             max_output_tokens: 1024,
         };
         let body = request_body("m", &request);
@@ -27,12 +29,17 @@ mod tests {
 
     #[test]
     fn system_prompt_and_tools_fit_the_per_turn_budget() {
-        let (system, tools) = fixed_tokens(false);
+        let (system, tools) = fixed_tokens(false, Offer::default());
         println!("system prompt {system} + tools {tools} = {} o200k tokens", system + tools);
         assert!(system + tools <= BUDGET, "system {system} + tools {tools} > {BUDGET}");
         // With an outputSchema, the task's schema rides in `done` on top; the wording around it adds at most 50.
-        let (system, tools) = fixed_tokens(true);
+        let (system, tools) = fixed_tokens(true, Offer::default());
         println!("structured: system prompt {system} + tools {tools} = {}", system + tools);
         assert!(system + tools <= BUDGET + 50, "structured: system {system} + tools {tools}");
+        // A model that sees the page is offered the point actions too (and `screenshot` with `auto`): a turn
+        // that carries a picture (765 tokens and more) pays about 160 more for them (docs/agent.md, "Vision").
+        let (system, tools) = fixed_tokens(false, Offer { screenshot: true, points: true });
+        println!("with points and screenshot: system prompt {system} + tools {tools} = {}", system + tools);
+        assert!(system + tools <= SEEING_BUDGET, "points: system {system} + tools {tools} > {SEEING_BUDGET}");
     }
 }

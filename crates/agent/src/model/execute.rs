@@ -64,10 +64,19 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
         Action::Click { index, x, y, double: false } => json!({ "index": index, "x": x, "y": y }),
         Action::Click { index, x, y, double: true } => json!({ "index": index, "x": x, "y": y, "double": true }),
         Action::Type { index, text, .. } => json!({ "index": index, "length": text.chars().count() }),
+        Action::TypeAt { x, y, text, .. } => json!({ "x": x, "y": y, "length": text.chars().count() }),
+        Action::Drag { x, y, to_x, to_y } => json!({ "x": x, "y": y, "to_x": to_x, "to_y": to_y }),
         Action::SelectOption { index, option } => json!({ "index": index, "option": option }),
         Action::UploadFile { index, file } => json!({ "index": index, "name": file }),
         Action::PressKey { key } => json!({ "key": key }),
-        Action::Scroll { down, pixels } => json!({ "direction": if *down { "down" } else { "up" }, "pixels": pixels }),
+        Action::Scroll { down, pixels, at } => {
+            let mut d = json!({ "direction": if *down { "down" } else { "up" }, "pixels": pixels });
+            if let Some((x, y)) = at {
+                d["x"] = json!(x);
+                d["y"] = json!(y);
+            }
+            d
+        }
         Action::SwitchTab { index } | Action::CloseTab { index } => json!({ "index": index }),
         Action::Wait { seconds } => json!({ "seconds": seconds }),
         Action::AskHuman { question } => json!({ "question": question }),
@@ -91,6 +100,18 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
             Ok(value) => value,
             Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
         },
+        // A secret's allowed domains are checked against the page's host: a point over a frame (whose
+        // origin may be another) never gets one.
+        Action::TypeAt { x, y, text, .. }
+            if webpilot_core::secrets::Secrets::has_placeholder(text) && over_frame(ctx, point(*x, *y)).await =>
+        {
+            let why = "a secret is typed at a point only into the page itself, not into a frame; use the field's index";
+            return Ok(Outcome::Failed(ErrorCode::SecretNotAllowed, why.into()));
+        }
+        Action::TypeAt { text, .. } => match reveal(ctx, text, None).await {
+            Ok(value) => value,
+            Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
+        },
         _ => String::new(),
     };
     let work = async {
@@ -108,10 +129,7 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 format!("Clicked [{i}] {} {:?}.", hit.tag, hit.text)
             }
             Action::Click { x, y, double, .. } => {
-                let at = PagePoint {
-                    x: x.unwrap_or(0.0).clamp(0.0, FRAME_WIDTH as f64 - 1.0),
-                    y: y.unwrap_or(0.0).clamp(0.0, PAGE_HEIGHT as f64 - 1.0),
-                };
+                let at = point(x.unwrap_or(0.0), y.unwrap_or(0.0));
                 // The input path manual control takes (`sessions::input`): frames and popups behave the same.
                 page.settled(page.click_at(at, *double)).await?;
                 let verb = if *double { "Double-clicked" } else { "Clicked" };
@@ -138,9 +156,29 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
                 page.settled(page.press_key(key)).await?;
                 format!("Pressed {key}.")
             }
-            Action::Scroll { down, pixels } => {
+            Action::Scroll { down, pixels, at: None } => {
                 let y = page.scroll(if *down { *pixels } else { -*pixels }).await?;
                 format!("Scrolled; now {y:.0}px from the top.")
+            }
+            Action::Scroll { down, pixels, at: Some((x, y)) } => {
+                let at = point(*x, *y);
+                let dy = if *down { *pixels } else { -*pixels };
+                let page_y = page.scroll_at(at, dy as f64).await?;
+                format!("Turned the wheel at ({:.0}, {:.0}); the page is {page_y:.0}px from the top.", at.x, at.y)
+            }
+            Action::Drag { x, y, to_x, to_y } => {
+                let (from, to) = (point(*x, *y), point(*to_x, *to_y));
+                page.settled(page.drag(from, to)).await?;
+                format!("Dragged from ({:.0}, {:.0}) to ({:.0}, {:.0}).", from.x, from.y, to.x, to.y)
+            }
+            Action::TypeAt { x, y, press_enter, .. } => {
+                let at = point(*x, *y);
+                page.click_at(at, false).await?;
+                page.type_keys(&typed).await?;
+                if *press_enter {
+                    page.settled(page.press_key("Enter")).await?;
+                }
+                format!("Typed at ({:.0}, {:.0}){}.", at.x, at.y, if *press_enter { " and pressed Enter" } else { "" })
             }
             Action::SwitchTab { index } => {
                 page.switch_tab(*index)?;
@@ -180,4 +218,19 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
         Ok(text) => Outcome::Ok(text),
         Err(e) => failed(e),
     })
+}
+
+/// A viewport point the model gave, kept inside the 1024 × 445 viewport.
+fn point(x: f64, y: f64) -> PagePoint {
+    PagePoint { x: x.clamp(0.0, FRAME_WIDTH as f64 - 1.0), y: y.clamp(0.0, PAGE_HEIGHT as f64 - 1.0) }
+}
+
+/// Whether the point is over a frame (or over nothing the page can name): the page's host is not the
+/// host that would receive the keys.
+async fn over_frame(ctx: &AgentContext, at: PagePoint) -> bool {
+    let probe = format!(
+        "(() => {{ const e = document.elementFromPoint({}, {}); return !e || e.tagName === 'IFRAME' || e.tagName === 'FRAME' || e.tagName === 'OBJECT' || e.tagName === 'EMBED'; }})()",
+        at.x, at.y
+    );
+    ctx.page.eval(&probe).await.map_or(true, |v| v != serde_json::Value::Bool(false))
 }

@@ -11,7 +11,7 @@ pub(crate) mod observe;
 mod prompt;
 mod vision;
 
-pub use actions::{tool_specs, Action};
+pub use actions::{tool_specs, Action, Offer};
 
 use crate::{Agent, AgentContext, AgentError, AgentTask};
 use async_trait::async_trait;
@@ -143,8 +143,9 @@ impl Agent for ModelAgent {
         let schema = task.limits.output_schema.as_ref();
         // The `screenshot` tool only where it changes something: `auto` decides per turn, and the model asking
         // is one of its cues.
-        let asks = task.limits.vision == VisionMode::Auto && self.model.supports_images();
-        let tools = tool_specs(schema.map(|s| s.schema()), asks);
+        let sees = self.model.supports_images() && task.limits.vision != VisionMode::Off;
+        let offer = Offer { screenshot: sees && task.limits.vision == VisionMode::Auto, points: sees };
+        let tools = tool_specs(schema.map(|s| s.schema()), offer);
         let secrets = &ctx.secrets;
         let system = prompt::system_prompt(&task.limits.avoid_domains, secrets, schema.is_some());
         let mut history = vec![

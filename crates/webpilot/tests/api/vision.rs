@@ -271,3 +271,44 @@ async fn the_model_clicks_and_double_clicks_at_points_of_a_canvas_it_finds_in_th
 async fn over_anthropics_wire_the_picture_is_an_image_block_and_the_canvas_is_solved_the_same_way() {
     solve_the_canvas_by_its_pixels("anthropic").await;
 }
+
+/// With a model that sees the page, the point actions are offered and work where no element is: a drag on a
+/// canvas, the wheel over a list that scrolls on its own, and keys typed into a box drawn on a canvas. The
+/// points come from the screenshot. Without vision, `click` takes an index only and there is no `drag`.
+#[tokio::test]
+async fn a_model_that_sees_the_page_drags_scrolls_and_types_at_points_it_finds_in_the_picture() {
+    let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
+    let at = |rgb: &str| (format!("@pixel:{rgb}:x"), format!("@pixel:{rgb}:y"));
+    let ((rx, ry), (gx, gy), (bx, by), (yx, yy)) = (at("e00000"), at("00b000"), at("0000e0"), at("e0e000"));
+    model.push(vec![
+        Reply::call("navigate", json!({ "url": app.site.url("/board") })),
+        Reply::call("drag", json!({ "x": rx, "y": ry, "to_x": gx, "to_y": gy })),
+        Reply::call("scroll", json!({ "direction": "down", "pixels": 400, "x": bx, "y": by })),
+        Reply::call("type", json!({ "x": yx, "y": yy, "text": "4711" })),
+        Reply::done("Done."),
+    ]);
+    let key = app.key().await;
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "work the board", "cache": "off" })).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let names = tool_names(&requests[0]);
+    assert!(names.contains(&"drag".to_owned()), "{names:?}");
+    let said = |i: usize| requests[i].to_string();
+    // The block's centre is (85, 85) and the zone's (445, 295); the list's (790, 140): found within a pixel.
+    assert!(said(2).contains("Dragged from (8"), "{}", said(2));
+    assert!(said(3).contains("Turned the wheel at (7"), "{}", said(3));
+    assert!(!said(3).contains(webpilot_testkit::site::canvas::BOARD_DONE));
+    assert!(said(4).contains(webpilot_testkit::site::canvas::BOARD_DONE), "{}", said(4));
+
+    // Vision off: the point actions are not offered.
+    model.push(vec![Reply::done("Nothing to see.")]);
+    let r = app.post("/start/run-task", &key, json!({ "taskDetails": "look", "vision": "off", "cache": "off" })).await;
+    assert_eq!(r.body["status"], "complete", "{}", r.body);
+    let last = model.requests().pop().expect("a request");
+    assert!(!tool_names(&last).contains(&"drag".to_owned()));
+    let click = last["tools"].as_array().into_iter().flatten().find(|t| t["function"]["name"] == "click").cloned();
+    let props = click.map(|c| c["function"]["parameters"]["properties"].clone()).unwrap_or_default();
+    assert_eq!(props, json!({ "index": { "type": "integer" } }));
+    app.stop().await;
+}
