@@ -14,6 +14,7 @@ mod files;
 mod input;
 mod live;
 mod manager;
+mod overview;
 mod profiles;
 mod proxies;
 mod recording;
@@ -27,6 +28,7 @@ pub use error::SessionError;
 pub use file_store::{FileStore, FileStoreError, FileToStore};
 pub use live::{LiveTask, TaskView};
 pub use manager::{SendOutcome, SessionManager};
+pub use overview::{Activity, SessionOverview, TaskEntry};
 pub use profiles::{
     ProfileKey, ProfileKeyError, ProfileSettings, Profiles, DEFAULT_MAX_PROFILE_BYTES, DEFAULT_MAX_USER_PROFILE_BYTES,
 };

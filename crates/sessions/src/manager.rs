@@ -65,7 +65,7 @@ impl SessionManager {
         SessionManager { inner: Arc::new(Inner { env, admission, hooks: Hooks::default(), profiles }) }
     }
 
-    fn env(&self) -> &Env {
+    pub(crate) fn env(&self) -> &Env {
         &self.inner.env
     }
 

@@ -289,6 +289,21 @@ impl Store {
         row.map(TaskRecord::try_from).transpose()
     }
 
+    /// The tasks of session `session`, newest first (ties by id, so pages never overlap).
+    pub async fn list_session_tasks(&self, session: &SessionId, limit: i64, offset: i64) -> Result<Vec<TaskRecord>> {
+        let rows: Vec<TaskRow> = sqlx::query_as(
+            "SELECT id, session_id, user_id, details, status, result_message, output, replay, cache, error, code, guardrail,
+                    input_tokens, output_tokens, compute_ms, cost_micros, created_at, completed_at
+             FROM tasks WHERE session_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+        )
+        .bind(session.as_str())
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(TaskRecord::try_from).collect()
+    }
+
     /// Work not finished now: (tasks running or waiting on a guardrail, sessions not ended). The soak run
     /// checks both are 0 once every session is gone.
     pub async fn open_work(&self) -> Result<(u64, u64)> {

@@ -8,6 +8,8 @@ import type {
   Health,
   LiveSession,
   RunTaskOptions,
+  SessionTask,
+  SessionTaskList,
   SessionStarted,
   StartSessionOptions,
   TaskAfterWait,
@@ -29,6 +31,13 @@ export class Sessions {
   async list(): Promise<Session[]> {
     const r = await this.http.json<{ sessions: LiveSession[] }>({ method: "GET", path: "/start/sessions" });
     return r.sessions.map((s) => new Session(this.http, s));
+  }
+
+  /** A session's tasks (live or ended), newest first (`GET /start/sessions/{sessionId}/tasks`). */
+  async tasks(sessionId: string, options: { limit?: number; offset?: number } = {}): Promise<SessionTask[]> {
+    const path = `/start/sessions/${encodeURIComponent(sessionId)}/tasks`;
+    const r = await this.http.json<SessionTaskList>({ method: "GET", path, query: { ...options } });
+    return r.tasks;
   }
 }
 

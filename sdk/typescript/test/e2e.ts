@@ -109,6 +109,12 @@ async function modelPart(t: Target) {
     assert.ok(failure instanceof TaskFailedError, String(failure));
     assert.equal(failure.code, "TASK_STOPPED");
     await events.find(is("error", failure.taskId));
+    // The session's task history, newest first: the stopped task, then the completed one.
+    const history = await wp.sessions.tasks(s.id);
+    assert.deepEqual(history.map((h) => [h.taskId, h.status]), [[failure.taskId, "failed"], [result.taskId, "complete"]]);
+    assert.equal(history[1]?.answer, result.message);
+    assert.equal(history[0]?.code, "TASK_STOPPED");
+    assert.deepEqual((await wp.sessions.tasks(s.id, { limit: 1, offset: 1 })).map((h) => h.taskId), [result.taskId]);
 
     // A file uploaded into the session, listed and read back.
     const note = await wp.files.upload(s.id, "note.txt", "hello from the SDK");

@@ -29,6 +29,7 @@ export function connect(session) {
     log(event.type, describe(event));
     taskEvent(event);
     if (event.type === 'action' && event.data && event.data.url) announce('page-moved', { id: session.sessionId, url: event.data.url });
+    if (event.type === 'guardrail_trigger') announce('sessions-changed');
     if (event.type === 'guardrail_trigger') askGuardrail(event.data || {});
     // A finished task may have moved the page: the list shows its title and URL again.
     if (event.type === 'task_completed' || event.type === 'error') announce('sessions-changed');
@@ -83,13 +84,12 @@ export async function sendTask(event) {
   else if (answer.taskId) taskSent(taskDetails, answer);
 }
 
-const STATE_AFTER = { pause: 'paused', resume: 'running', stop: 'idle' };
-
 export async function sendState(newState) {
   const answer = await send({ actionType: 'state', newState });
   if (answer && answer.success !== false) {
     log('state', newState);
-    if (STATE_AFTER[newState] && state.session) state.states.set(state.session.sessionId, STATE_AFTER[newState]);
+    // The list shows the state the service tells.
+    announce('sessions-changed');
   }
 }
 

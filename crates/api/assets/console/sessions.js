@@ -1,32 +1,19 @@
-// The session list (the page's URL, age and state as far as this tab knows them; the id on hover or copy),
-// starting a session with its options, and choosing (or leaving) the one the page watches.
-// `GET /start/sessions` carries no title, URL, start time or state: see docs/api.md, Console.
+// The session list (each session's page title and URL, age and state as the server tells them; the id on
+// hover or copy), starting a session with its options, and choosing (or leaving) the one the page watches.
 import { api, key } from './api.js';
 import { connect } from './channel.js';
 import { setTakeover } from './takeover.js';
-import { showTasks } from './tasks.js';
+import { loadTasks, showTasks } from './tasks.js';
 import { $, state, status, button, el, ago, copy, announce, on } from './ui.js';
 import { watch } from './video.js';
 
-const SEEN_SLOT = 'webpilot.sessions';
-
 // What the channel and the recordings learn reaches the list.
-on('page-moved', ({ id, url }) => note(id, { url }));
 on('sessions-changed', () => refresh());
+// A page that moved shows its new title and URL in the list (once a second at most).
+let moved = null;
+on('page-moved', () => { if (!moved) moved = setTimeout(() => { moved = null; refresh(); }, 1000); });
 on('session-ended', () => render());
 on('ids-seen', (ids) => knownSessions(ids));
-
-/** What this tab knows of each session: `{startedAt, url}`, kept in the tab's session storage. */
-function seenHere() {
-  try { return JSON.parse(sessionStorage.getItem(SEEN_SLOT) || '{}'); } catch { return {}; }
-}
-
-/** Notes what this tab learnt of a session: when it started it, or the URL its page went to. */
-export function note(id, fields) {
-  const all = seenHere();
-  all[id] = { ...all[id], ...fields };
-  sessionStorage.setItem(SEEN_SLOT, JSON.stringify(all));
-}
 
 /** Enables the controls that can act now, and says in the video's place what to do next. */
 export function render() {
@@ -44,20 +31,25 @@ export function render() {
   $('hint').hidden = !hint;
 }
 
-/** One entry of the list; its title and URL are filled in once read. */
+/** How the list words a session's state (`GET /start/sessions`' `state`). */
+const SHOWN_STATE = { idle: 'idle', running: 'running', paused: 'paused', guardrail: 'waiting for you' };
+
+/** One entry of the list: the page's title and URL, age and state, as the server tells them. */
 function entry(s) {
   const li = el('li', '', 'session');
   li.title = s.sessionId;
   li.dataset.id = s.sessionId;
+  li.dataset.state = s.state || '';
   if (state.session && state.session.sessionId === s.sessionId) li.classList.add('selected');
-  const seen = seenHere()[s.sessionId] || {};
-  const at = seen.startedAt || state.recordedAt.get(s.sessionId);
   const what = el('div', '', 'what');
-  const page = seen.url ? seen.url.replace(/^https?:\/\//, '') : '';
-  const url = el('span', seen.url || 'page unknown: not started or watched here', 'url');
-  url.title = seen.url || '';
-  what.append(el('strong', page || s.sessionId.slice(0, 18), page ? 'title' : 'title id'), url,
-    el('span', `${at ? `started ${ago(at)}` : 'started elsewhere'} · ${state.states.get(s.sessionId) || 'live'}`, 'meta'));
+  const address = s.url || '';
+  const heading = s.title || address.replace(/^https?:\/\//, '');
+  const url = el('span', address || 'page not known yet', 'url');
+  url.title = address;
+  const at = Date.parse(s.createdAt);
+  const shown = SHOWN_STATE[s.state] || s.state || 'live';
+  what.append(el('strong', heading || s.sessionId.slice(0, 18), heading ? 'title' : 'title id'), url,
+    el('span', `${Number.isNaN(at) ? 'started elsewhere' : `started ${ago(at)}`} · ${shown}`, 'meta'));
   const actions = el('span', '', 'actions');
   actions.append(button('Watch', () => select(s)), button('Copy id', () => copy(s.sessionId, 'session id'), s.sessionId));
   li.append(what, actions);
@@ -98,7 +90,6 @@ export async function start(event) {
   if ($('record').checked) body.recording = true;
   try {
     const session = await api('POST', '/start/start-session', body);
-    note(session.sessionId, { startedAt: Date.now(), url: startingUrl || 'about:blank' });
     await select(session);
     refresh();
     if (body.recording) announce('recordings-changed');
@@ -130,6 +121,7 @@ export async function select(session) {
   render();
   $('log').replaceChildren();
   showTasks();
+  loadTasks(session.sessionId);
   connect(session);
   watch(session.streaming).catch((e) => status(`no video: ${e.message}`));
 }

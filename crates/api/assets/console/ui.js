@@ -4,8 +4,8 @@ export const $ = (id) => document.getElementById(id);
 /** The watched session and its channel, video and take-over; owned here, changed by the session modules. */
 export const state = { session: null, socket: null, pc: null, whepResource: null, takeover: false,
   typed: '', typeTimer: null, clickTimer: null, pinned: null, ended: null, connected: false,
-  // Per session id: its state as this tab last saw it, its tasks, and when it was recorded from.
-  states: new Map(), tasks: new Map(), recordedAt: new Map(), known: new Set() };
+  // Per session id: its tasks, and when it was recorded from.
+  tasks: new Map(), recordedAt: new Map(), known: new Set() };
 
 export function status(text) { $('status').textContent = text; }
 

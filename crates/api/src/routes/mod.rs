@@ -63,6 +63,7 @@ pub fn router(state: AppState) -> Router {
                 .route_layer(limit()),
         )
         .routes(routes!(sessions::list))
+        .routes(routes!(sessions::tasks))
         .routes(routes!(sessions::proxies))
         .routes(routes!(tasks::poll))
         .routes(routes!(health::health))

@@ -1,4 +1,5 @@
-//! POST /start/start-session, /start/send-message and /start/run-task; GET /start/sessions and GET /proxies.
+//! POST /start/start-session, /start/send-message and /start/run-task; GET /start/sessions, a session's
+//! tasks (GET /start/sessions/{sessionId}/tasks) and GET /proxies.
 
 use crate::auth::AuthUser;
 use crate::body::parse_json;
@@ -6,6 +7,9 @@ use crate::calls::{self, Sent};
 use crate::error::{ApiResult, ErrorBody};
 use crate::openapi::requests::{RunTaskRequest, SendMessageRequest, StartSessionRequest};
 use crate::openapi::SESSIONS;
+use crate::paging::Page;
+use crate::path::Path;
+use crate::query::Query;
 use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::views;
@@ -15,10 +19,14 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
+use chrono::SecondsFormat;
 use serde::Serialize;
 use utoipa::ToSchema;
 use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
 use webpilot_core::proxies::ShownProxy;
+use webpilot_core::ApiError;
+use webpilot_sessions::{Activity, TaskEntry, TaskView};
+use webpilot_store::rfc3339;
 
 /// Starts a session (and its initial task when `taskDetails` is given, without waiting for it).
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
@@ -103,7 +111,8 @@ pub async fn send_message(
 }
 
 /// `GET /start/sessions`: the caller's live sessions, each with its socket and live-view URLs (what
-/// start-session answered), so a console opened later can watch and drive them.
+/// start-session answered), so a console opened later can watch and drive them, and with what each is
+/// doing (its start, state, page address and title).
 #[utoipa::path(get, path = "/start/sessions", operation_id = "listSessions", tag = SESSIONS, security(("apiKey" = [])),
     responses(
         (status = 200, description = "The caller's live sessions", body = SessionList),
@@ -113,17 +122,24 @@ pub async fn send_message(
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<SessionList> {
     let base = &state.config.public_url;
-    let sessions: Vec<LiveSession> = state
-        .manager
-        .live_sessions(&user.id)
+    let ids = state.manager.live_sessions(&user.id);
+    let overviews = futures::future::join_all(ids.iter().map(|id| state.manager.session_overview(&user.id, id))).await;
+    let sessions: Vec<LiveSession> = ids
         .iter()
-        .map(|id| LiveSession {
+        .zip(overviews)
+        // A session that ended while the list was read is left out.
+        .filter_map(|(id, overview)| overview.map(|o| (id, o)))
+        .map(|(id, o)| LiveSession {
             session_id: id.to_string(),
             socket_url: state.sockets.socket_url(base, id.as_str()),
             cdp_url: views::owner_cdp_url(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
             // The remaining life is not tracked here; no session outlives the longest maxDuration.
             streaming: views::streaming(&state.config, &state.stream_key, id.as_str(), MAX_DURATION_MS),
             proxies: state.manager.session_proxies(&user.id, id),
+            created_at: o.created_at.to_rfc3339_opts(SecondsFormat::Millis, true),
+            state: SessionActivity::from(o.activity),
+            url: o.url,
+            title: o.title,
         })
         .collect();
     Json(SessionList { count: sessions.len(), sessions, success: true })
@@ -137,7 +153,7 @@ pub struct SessionList {
     success: bool,
 }
 
-/// A live session with its socket and live-view URLs.
+/// A live session with its socket and live-view URLs, and what it is doing.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LiveSession {
@@ -150,6 +166,134 @@ pub struct LiveSession {
     streaming: views::Streaming,
     /// The session's upstream proxies: `server` without credentials, or an operator proxy's `name`.
     proxies: Vec<ShownProxy>,
+    /// When the session started (ISO 8601).
+    created_at: String,
+    state: SessionActivity,
+    /// The active tab's address; `null` when the browser did not tell it within 2 s.
+    url: Option<String>,
+    /// The active tab's title; `null` when the browser did not tell it within 2 s.
+    title: Option<String>,
+}
+
+/// What a live session is doing: `idle` (no task runs), `running`, `paused` (its task waits for `resume`) or
+/// `guardrail` (its task waits for an answer).
+#[derive(Serialize, ToSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionActivity {
+    Idle,
+    Running,
+    Paused,
+    Guardrail,
+}
+
+impl From<Activity> for SessionActivity {
+    fn from(a: Activity) -> Self {
+        match a {
+            Activity::Idle => SessionActivity::Idle,
+            Activity::Running => SessionActivity::Running,
+            Activity::Paused => SessionActivity::Paused,
+            Activity::Guardrail => SessionActivity::Guardrail,
+        }
+    }
+}
+
+/// A task's status in a session's history, in the poll's words: `active` (running or paused), `guardrail`
+/// (waiting for an answer), `complete` or `failed`.
+#[derive(Serialize, ToSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryStatus {
+    Active,
+    Guardrail,
+    Complete,
+    Failed,
+}
+
+impl HistoryStatus {
+    fn of(e: &TaskEntry) -> Self {
+        match e.view {
+            TaskView::Running { .. } => HistoryStatus::Active,
+            TaskView::Guardrail(_) => HistoryStatus::Guardrail,
+            TaskView::Complete { .. } => HistoryStatus::Complete,
+            TaskView::Failed { .. } => HistoryStatus::Failed,
+        }
+    }
+}
+
+/// `GET /start/sessions/{sessionId}/tasks`: a session's tasks (live or ended), newest first.
+#[utoipa::path(get, path = "/start/sessions/{sessionId}/tasks", operation_id = "listSessionTasks", tag = SESSIONS, security(("apiKey" = [])),
+    params(("sessionId" = String, Path), Page),
+    responses(
+        (status = 200, description = "The session's tasks, newest first", body = SessionTaskList),
+        (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string: a repeated parameter, a number that does not fit)", body = ErrorBody),
+        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
+        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
+        (status = 404, description = "`SESSION_NOT_FOUND` (unknown, or another user's)", body = ErrorBody),
+        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
+    ))]
+pub async fn tasks(
+    State(state): State<AppState>,
+    AuthUser(user): AuthUser,
+    Path(session_id): Path<String>,
+    Query(page): Query<Page>,
+) -> ApiResult<Json<SessionTaskList>> {
+    let bounds = page.bounds()?;
+    let entries = state.manager.session_tasks(&user.id, &session_id, bounds).await.map_err(ApiError::from)?;
+    let tasks: Vec<SessionTask> = entries.iter().map(SessionTask::from).collect();
+    Ok(Json(SessionTaskList { success: true, session_id, tasks }))
+}
+
+/// Body of `GET /start/sessions/{sessionId}/tasks`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTaskList {
+    success: bool,
+    session_id: String,
+    tasks: Vec<SessionTask>,
+}
+
+/// One task of a session's history.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionTask {
+    task_id: String,
+    /// The task's text (`taskDetails`).
+    task: String,
+    status: HistoryStatus,
+    /// The answer of a completed task (`data.message`).
+    answer: Option<String>,
+    /// Why a failed task failed, with its `code` when it has one.
+    error: Option<String>,
+    code: Option<String>,
+    /// Its cost so far in USD (what it was charged, once it is over).
+    cost: f64,
+    /// When it started (ISO 8601).
+    created_at: String,
+    /// When it ended (ISO 8601); `null` while it runs.
+    completed_at: Option<String>,
+    /// Milliseconds from its start to its end, or to now while it runs.
+    duration_ms: i64,
+}
+
+impl From<&TaskEntry> for SessionTask {
+    fn from(e: &TaskEntry) -> Self {
+        let (answer, error, code) = match &e.view {
+            TaskView::Complete { data, .. } => (Some(data.message.clone()), None, None),
+            TaskView::Failed { error, code, .. } => (None, Some(error.clone()), code.map(|c| c.as_str().to_owned())),
+            _ => (None, None, None),
+        };
+        SessionTask {
+            task_id: e.record.id.to_string(),
+            task: e.record.details.clone(),
+            status: HistoryStatus::of(e),
+            answer,
+            error,
+            code,
+            cost: e.cost_usd,
+            created_at: rfc3339(e.record.created_at),
+            completed_at: e.record.completed_at.map(rfc3339),
+            duration_ms: e.duration_ms(),
+        }
+    }
 }
 
 /// `GET /proxies`: the operator's proxies a session may name (`{"name": ...}` in `proxies`); never their

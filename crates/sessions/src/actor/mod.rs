@@ -6,7 +6,7 @@
 use crate::error::SessionError;
 mod registry;
 
-pub(crate) use registry::{Env, Opening, SessionHandle};
+pub(crate) use registry::{Env, Opening, SessionHandle, Status};
 
 use crate::admission::SessionSlot;
 use crate::files::Files;
@@ -56,6 +56,8 @@ pub(crate) struct SessionActor {
     slot: SessionSlot,
     /// Tells the live view which pages to watch (a recovery installs new ones).
     pages: watch::Sender<SessionPage>,
+    /// Tells the session list the state and the running task (after each state change).
+    status: watch::Sender<Status>,
     /// The profile the session started from, saved back when it ends if it persists it.
     profile: Option<SessionProfile>,
 }
@@ -93,7 +95,8 @@ pub(crate) fn open(env: Env, o: Opening) -> Opened {
     let (id, user) = (o.id.clone(), o.user_id.clone());
     let files =
         Files::new(env.files().clone(), env.store().clone(), id, user, cap, config.storage_quota_bytes, bus.clone());
-    let handle = SessionHandle::new(o.user_id.clone(), o.defaults, tx, bus.clone(), pages_rx, o.proxies);
+    let (status, status_rx) = watch::channel(Status { state: SessionState::Active, task: None });
+    let handle = SessionHandle::new(o.user_id.clone(), o.defaults, tx, bus.clone(), pages_rx, o.proxies, status_rx);
     handle.show_secrets(&o.secrets);
     env.sessions().insert(o.id.clone(), o.user_id.clone(), handle.clone());
     let actor = SessionActor {
@@ -115,6 +118,7 @@ pub(crate) fn open(env: Env, o: Opening) -> Opened {
         files,
         slot: o.slot,
         pages,
+        status,
         profile: o.profile,
         env,
     };
@@ -188,6 +192,7 @@ impl SessionActor {
     }
 
     async fn set_state(&mut self, next: SessionState) {
+        self.status.send_replace(Status { state: next, task: self.task.as_ref().map(|t| t.live.clone()) });
         if self.state != next {
             self.state = next;
             if let Err(e) = self.env.store().set_session_state(&self.id, next.as_str()).await {

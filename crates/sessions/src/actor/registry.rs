@@ -6,8 +6,10 @@ use crate::admission::SessionSlot;
 use crate::config::SessionConfig;
 use crate::error::SessionError;
 use crate::live::LiveTask;
+use crate::overview::Activity;
 use crate::profiles::SessionProfile;
 use crate::runner::TaskStart;
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -20,6 +22,7 @@ use webpilot_core::events::{EndReason, SessionEvent};
 use webpilot_core::params::{Interaction, StateCommand, TaskLimits};
 use webpilot_core::proxies::ShownProxy;
 use webpilot_core::secrets::Secrets;
+use webpilot_core::state::SessionState;
 use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::Store;
 
@@ -145,6 +148,29 @@ pub(crate) struct SessionHandle {
     shown_secrets: Arc<watch::Sender<Vec<Secrets>>>,
     /// The session's upstream proxies as answers show them (no credentials).
     proxies: Arc<[ShownProxy]>,
+    /// The actor's state and running task, as the session list shows them.
+    status: watch::Receiver<Status>,
+    /// When the session opened.
+    created_at: DateTime<Utc>,
+}
+
+/// What the actor publishes of itself for the session list: its state and its running task.
+#[derive(Clone)]
+pub(crate) struct Status {
+    pub state: SessionState,
+    pub task: Option<Arc<LiveTask>>,
+}
+
+impl Status {
+    /// What the session is doing now, as the list says it.
+    pub fn activity(&self) -> Activity {
+        match (&self.task, self.state) {
+            (_, SessionState::Paused) => Activity::Paused,
+            (Some(t), SessionState::Active) if t.control.pending_guardrail().is_some() => Activity::Guardrail,
+            (Some(_), SessionState::Active) => Activity::Running,
+            _ => Activity::Idle,
+        }
+    }
 }
 
 fn no_session() -> SessionError {
@@ -159,9 +185,11 @@ impl SessionHandle {
         bus: broadcast::Sender<SessionEvent>,
         pages: watch::Receiver<SessionPage>,
         proxies: Arc<[ShownProxy]>,
+        status: watch::Receiver<Status>,
     ) -> Self {
         let shown_secrets = Arc::new(watch::Sender::new(Vec::new()));
-        SessionHandle { user_id, defaults, tx, bus, pages, shown_secrets, proxies }
+        let created_at = Utc::now();
+        SessionHandle { user_id, defaults, tx, bus, pages, shown_secrets, proxies, status, created_at }
     }
 
     pub fn user_id(&self) -> &UserId {
@@ -186,6 +214,12 @@ impl SessionHandle {
     }
     pub fn proxies(&self) -> &[ShownProxy] {
         &self.proxies
+    }
+    pub fn status(&self) -> Status {
+        self.status.borrow().clone()
+    }
+    pub fn created_at(&self) -> DateTime<Utc> {
+        self.created_at
     }
 
     /// Adds a task's secrets to those the live view masks (each set once).

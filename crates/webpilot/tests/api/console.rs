@@ -332,7 +332,14 @@ async fn the_console_lists_sessions_starts_with_options_shows_task_history_and_r
     let args = [app.base.as_str(), key.as_str(), site.as_str(), live.as_str()];
     let seen = crate::clients::run_python("console_pages.py", &args, &[], Duration::from_secs(120)).await;
     println!("{seen}");
-    assert!(seen["listed"][0].as_str().is_some_and(|t| t.contains("/paint?bg=ff0000")), "{seen}");
+    assert!(seen["listed"][1].as_str().is_some_and(|t| t.contains("/paint?bg=ff0000")), "{seen}");
+    // After a reload: the page's title, age and state from the service, and the history from its task list.
+    assert_eq!(seen["reloaded"][0], "Paint ff0000", "{seen}");
+    assert!(seen["reloaded"][1].as_str().is_some_and(|m| m.ends_with(" ago · idle")), "{seen}");
+    assert_eq!(seen["history"], json!(["report the title", "Paint ff0000"]), "{seen}");
+    // The live video, cut by the service, was negotiated again over WebRTC and plays.
+    assert_eq!(seen["rewatched"][0], "WebRTC", "{seen}");
+    assert!(seen["rewatched"][2].as_u64() > seen["rewatched"][1].as_u64(), "{seen}");
     assert_eq!((&seen["task"][0], &seen["task"][2]), (&json!("report the title"), &json!("Paint ff0000")), "{seen}");
     assert_eq!(seen["boxes"].as_array().map(Vec::len), Some(1), "the video box moved: {seen}");
     assert_eq!(seen["file"], json!(["notes.txt", "hello from webpilot"]), "{seen}");

@@ -58,6 +58,7 @@ mod remote_browser;
 mod replay;
 mod sdk_python;
 mod sdk_typescript;
+mod session_list;
 mod soak;
 mod socket;
 mod socket_security;

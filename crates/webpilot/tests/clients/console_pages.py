@@ -1,7 +1,9 @@
 """The console's session tools and account page in Playwright for Python, on Debian's Chromium: the session list
-shows a session's URL, age and state (as far as the tab knows them) with its id on hover; a session started with recording, a profile and
-persistProfile; its task history with the answer, cost and duration; the video box not moving while frames and
-events stream; then the account page: the balance and recent usage, a session's file downloaded, the saved
+shows a session's page title, URL, age and state (as the service tells them) with its id on hover; a session started
+with recording, a profile and persistProfile; its task history with the answer, cost and duration; the video box not
+moving while frames and events stream; after a reload the list and the history (read from the service) are still
+right; the live video's WebRTC connection, cut by the service (its WHEP resource deleted), is negotiated again and
+plays; then the account page: the balance and recent usage, a session's file downloaded, the saved
 profile exported and deleted, a webhook created (its markup shown as text), rotated and its deliveries listed; no
 sideways scroll at 1280 x 800, 1920 x 1080 and 390 x 844; and the light and dark schemes with sufficient
 contrast, following the system. Prints what it saw as one JSON line; exits non-zero on the first failed check.
@@ -49,10 +51,16 @@ def wait_text(page, selector, needle, timeout=20_000):
         raise SystemExit(f"check failed: no {needle!r} in {selector}: {texts}; status: {page.text_content('#status')}")
 
 
+def base_of(page):
+    """The service's origin, from the page's address."""
+    return page.evaluate("() => location.origin")
+
+
 def sessions_page(page, site, live, seen):
     # The list: a session started elsewhere, its id on hover and its state.
     entry = f"#sessions li[data-id='{live}']"
-    wait_text(page, f"{entry} .meta", "started elsewhere · live")
+    wait_text(page, f"{entry} .meta", " ago · idle")
+    wait_text(page, f"{entry} .url", "/paint?bg=0000ff")
     check(page.get_attribute(entry, "title") == live, "the id on hover")
 
     # Start a session with a start URL, recording, a profile and persistProfile.
@@ -76,7 +84,8 @@ def sessions_page(page, site, live, seen):
     mine = f"#sessions li[data-id='{sid}']"
     wait_text(page, f"{mine} .url", "/paint?bg=ff0000")
     wait_text(page, f"{mine} .meta", " ago · ")
-    seen["listed"] = [page.text_content(f"{mine} .title"), page.text_content(f"{mine} .meta")]
+    seen["listed"] = [page.text_content(f"{mine} .title"), page.text_content(f"{mine} .url"),
+                      page.text_content(f"{mine} .meta")]
 
     # A task: its history shows the text, status, answer, cost and duration; the video box never moves.
     page.evaluate(WATCH_BOX)
@@ -94,6 +103,41 @@ def sessions_page(page, site, live, seen):
     seen["boxes"] = page.evaluate("() => { window.__stopBoxes = true; return Array.from(window.__boxes); }")
     check(len(seen["boxes"]) == 1, f"the video box moved while the task streamed: {seen['boxes']}")
     seen["events"] = page.locator("#log li").count()
+
+    # A reload: the list and the history come from the service, not from what the tab remembered.
+    page.reload()
+    wait_text(page, f"{mine} .title", "Paint ff0000")
+    wait_text(page, f"{mine} .url", "/paint?bg=ff0000")
+    wait_text(page, f"{mine} .meta", " ago · idle")
+    seen["reloaded"] = [page.text_content(f"{mine} .title"), page.text_content(f"{mine} .meta")]
+    whep = []
+    page.on("response", lambda r: whep.append(r.headers.get("location")) if r.request.method == "POST"
+            and "/whep" in r.url and r.status == 201 else None)
+    page.click(f"{mine} button:has-text('Watch')")
+    page.wait_for_selector("#tasks li[data-status='complete'] .answer", timeout=20_000)
+    wait_text(page, "#tasks li .meta", "$")
+    task = page.locator("#tasks li").first
+    seen["history"] = [task.locator(".task-text").text_content(), task.locator(".answer").text_content()]
+    check(seen["history"] == ["report the title", "Paint ff0000"], f"the history after a reload: {seen['history']}")
+
+    # The service cuts the live video (its WHEP resource deleted): the console negotiates again, and frames play.
+    page.wait_for_function(f"() => {{ const p = ({PIXEL})([500, 400]); return p && p[0] > 200 && p[1] < 60; }}",
+                           timeout=30_000)
+    check(page.text_content("#video-mode") == "WebRTC" and len(whep) == 1 and whep[0], f"the WHEP resource {whep}")
+    cut = page.request.delete(base_of(page) + whep[0] if whep[0].startswith("/") else whep[0])
+    check(cut.status in (200, 204), f"the WHEP resource not deleted: {cut.status}")
+    wait_text(page, "#log li", "WebRTC connection lost", timeout=30_000)
+    wait_text(page, "#log li", "WebRTC reconnected", timeout=30_000)
+    check(len(whep) == 2, f"one new WHEP negotiation: {whep}")
+    frames = page.evaluate("() => document.getElementById('video').getVideoPlaybackQuality().totalVideoFrames")
+    page.fill("#task", f"open {site}/paint?bg=00ff00")
+    page.click("#send-task")
+    page.wait_for_function(f"() => {{ const p = ({PIXEL})([500, 400]); return p && p[0] < 60 && p[1] > 200; }}",
+                           timeout=30_000)
+    page.wait_for_function("(n) => document.getElementById('video').getVideoPlaybackQuality().totalVideoFrames > n",
+                           arg=frames, timeout=10_000)
+    seen["rewatched"] = [page.text_content("#video-mode"), frames,
+                         page.evaluate("() => document.getElementById('video').getVideoPlaybackQuality().totalVideoFrames")]
 
     page.click("#toolbar button[data-state=terminate]")
     page.wait_for_function("() => document.getElementById('current').textContent.includes('ended: terminated')",

@@ -168,6 +168,13 @@ def main() -> None:
         done = events.wait("task_completed", lambda e: isinstance(e, TaskCompletedEvent) and e.task_id == tid)
         assert isinstance(done, TaskCompletedEvent) and done.message == result.message, done
         assert done.cost is not None and done.cost > 0, done
+        # The session's task history, newest first, and what the list says it is doing.
+        history = wp.sessions.tasks(sid)
+        assert [t.task_id for t in history][:1] == [tid], history
+        assert history[0].status == "complete" and history[0].answer == result.message, history
+        assert history[0].task == "Download the report from this page" and history[0].duration_ms >= 0, history
+        live = next(x for x in wp.sessions.list() if x.session_id == sid)
+        assert live.state in ("idle", "running") and live.created_at and live.url, live
         events.wait("click action", lambda e: isinstance(e, ActionEvent) and e.name == "click")
         download = events.wait("download", lambda e: isinstance(e, DownloadEvent) and e.name == "report.csv")
         assert isinstance(download, DownloadEvent) and download.sha256 == REPORT_SHA256, download

@@ -25,8 +25,8 @@ from .events import (
     TaskCompletedEvent, TaskErrorEvent, UnknownEvent,
 )  # fmt: skip
 from .models import (
-    Delivery, FileInfo, Guardrail, LiveSession, Profile, Recording, RecordingLink, SessionInfo, ShownProxy, Streaming,
-    TaskResult, TaskState, TimelineEntry, Usage, UsageLine, UsageReport, Webhook,
+    Delivery, FileInfo, Guardrail, LiveSession, Profile, Recording, RecordingLink, SessionInfo, SessionTask, ShownProxy,
+    Streaming, TaskResult, TaskState, TimelineEntry, Usage, UsageLine, UsageReport, Webhook,
 )  # fmt: skip
 from .webhooks import WebhookEvent
 
@@ -40,7 +40,7 @@ __all__ = [
     "Event", "EventStream", "AsyncEventStream", "AgentEvent", "ActionEvent", "ResponseUpdateEvent",
     "TaskCompletedEvent", "GuardrailTriggerEvent", "TaskErrorEvent", "EndSessionEvent",
     "InstanceDisconnectedEvent", "InstanceReconnectedEvent", "DownloadEvent", "UnknownEvent",
-    "SessionInfo", "LiveSession", "ShownProxy", "Streaming", "Usage", "Guardrail", "TaskResult", "TaskState", "FileInfo",
+    "SessionInfo", "LiveSession", "SessionTask", "ShownProxy", "Streaming", "Usage", "Guardrail", "TaskResult", "TaskState", "FileInfo",
     "Recording", "RecordingLink", "TimelineEntry", "Profile", "Webhook", "Delivery", "UsageLine", "UsageReport",
     "WebhookEvent",
 ]  # fmt: skip

@@ -15,8 +15,8 @@ from ._http import AsyncTransport, RetryPolicy
 from .errors import GuardrailError, NotFoundError, WebpilotTimeoutError
 from .events import AsyncEventStream
 from .models import (
-    Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, Streaming,
-    TaskResult, TaskState, TimelineEntry, UsageReport, Webhook,
+    Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, SessionTask,
+    Streaming, TaskResult, TaskState, TimelineEntry, UsageReport, Webhook,
 )  # fmt: skip
 
 GuardrailHandler = Callable[[Guardrail], Union[str, Awaitable[str]]]
@@ -254,6 +254,14 @@ class AsyncSessions:
     async def list(self) -> List[LiveSession]:
         """The caller's live sessions."""
         return [LiveSession.from_json(x) for x in c.items(await self._t.json("GET", "/start/sessions"), "sessions")]
+
+    async def tasks(
+        self, session_id: str, *, limit: Optional[int] = None, offset: Optional[int] = None
+    ) -> List[SessionTask]:
+        """A session's tasks (live or ended), newest first (``GET /start/sessions/{sessionId}/tasks``)."""
+        params = {k: v for k, v in (("limit", limit), ("offset", offset)) if v is not None}
+        path = f"/start/sessions/{c.seg(session_id)}/tasks"
+        return [SessionTask.from_json(x) for x in c.items(await self._t.json("GET", path, params=params), "tasks")]
 
 
 class AsyncRecordings:

@@ -13,8 +13,8 @@ from ._http import RetryPolicy, SyncTransport
 from .errors import GuardrailError, NotFoundError, WebpilotTimeoutError
 from .events import EventStream
 from .models import (
-    Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, Streaming,
-    TaskResult, TaskState, TimelineEntry, UsageReport, Webhook,
+    Delivery, FileInfo, Guardrail, Json, LiveSession, Profile, Recording, RecordingLink, SessionInfo, SessionTask,
+    Streaming, TaskResult, TaskState, TimelineEntry, UsageReport, Webhook,
 )  # fmt: skip
 
 GuardrailHandler = Callable[[Guardrail], str]
@@ -224,6 +224,14 @@ class Sessions:
     def list(self) -> List[LiveSession]:
         """The caller's live sessions."""
         return [LiveSession.from_json(x) for x in c.items(self._t.json("GET", "/start/sessions"), "sessions")]
+
+    def tasks(
+        self, session_id: str, *, limit: Optional[int] = None, offset: Optional[int] = None
+    ) -> List[SessionTask]:
+        """A session's tasks (live or ended), newest first (``GET /start/sessions/{sessionId}/tasks``)."""
+        params = {k: v for k, v in (("limit", limit), ("offset", offset)) if v is not None}
+        path = f"/start/sessions/{c.seg(session_id)}/tasks"
+        return [SessionTask.from_json(x) for x in c.items(self._t.json("GET", path, params=params), "tasks")]
 
 
 class Recordings:

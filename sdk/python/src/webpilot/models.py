@@ -123,25 +123,61 @@ class ShownProxy:
 
 @dataclass(frozen=True)
 class LiveSession:
-    """One of the caller's live sessions (``GET /start/sessions``)."""
+    """One of the caller's live sessions (``GET /start/sessions``): its URLs, when it started, what it is doing
+    (``state``: ``idle``, ``running``, ``paused`` or ``guardrail``) and its page's ``url`` and ``title``."""
 
     SCHEMA: ClassVar[str] = "LiveSession"
     JSON: ClassVar[Dict[str, str]] = {
         "session_id": "sessionId", "socket_url": "socketURL", "cdp_url": "cdpURL", "streaming": "streaming",
-        "proxies": "proxies",
+        "proxies": "proxies", "created_at": "createdAt", "state": "state", "url": "url", "title": "title",
     }  # fmt: skip
     session_id: str
     socket_url: str
     cdp_url: str
     streaming: Streaming
     proxies: List[ShownProxy] = field(default_factory=list)
+    created_at: str = ""
+    state: str = ""
+    url: Optional[str] = None
+    title: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Json) -> LiveSession:
         proxies = [ShownProxy.from_json(p) for p in d.get("proxies") or [] if isinstance(p, dict)]
         return cls(
-            _s(d, "sessionId"), _s(d, "socketURL"), _s(d, "cdpURL"), Streaming.from_json(_d(d, "streaming")), proxies
-        )
+            _s(d, "sessionId"), _s(d, "socketURL"), _s(d, "cdpURL"), Streaming.from_json(_d(d, "streaming")), proxies,
+            _s(d, "createdAt"), _s(d, "state"), _os(d, "url"), _os(d, "title"),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SessionTask:
+    """One task of a session's history (``GET /start/sessions/{sessionId}/tasks``): ``status`` is ``active``,
+    ``guardrail``, ``complete`` or ``failed``; ``cost`` in USD; ``duration_ms`` to its end, or to now while it runs."""
+
+    SCHEMA: ClassVar[str] = "SessionTask"
+    JSON: ClassVar[Dict[str, str]] = {
+        "task_id": "taskId", "task": "task", "status": "status", "answer": "answer", "error": "error",
+        "code": "code", "cost": "cost", "created_at": "createdAt", "completed_at": "completedAt",
+        "duration_ms": "durationMs",
+    }  # fmt: skip
+    task_id: str
+    task: str
+    status: str
+    answer: Optional[str]
+    error: Optional[str]
+    code: Optional[str]
+    cost: float
+    created_at: str
+    completed_at: Optional[str]
+    duration_ms: int
+
+    @classmethod
+    def from_json(cls, d: Json) -> SessionTask:
+        return cls(
+            _s(d, "taskId"), _s(d, "task"), _s(d, "status"), _os(d, "answer"), _os(d, "error"), _os(d, "code"),
+            _f(d, "cost"), _s(d, "createdAt"), _os(d, "completedAt"), _i(d, "durationMs"),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -446,6 +482,6 @@ class UsageReport:
 
 #: Every model that reads a component of the OpenAPI document (the SDK's test compares them with it).
 SCHEMA_MODELS = (
-    Streaming, SessionInfo, ShownProxy, LiveSession, Usage, Guardrail, TaskResult, FileInfo, Recording, RecordingLink,
+    Streaming, SessionInfo, ShownProxy, LiveSession, SessionTask, Usage, Guardrail, TaskResult, FileInfo, Recording, RecordingLink,
     Profile, Webhook, Delivery, UsageLine, UsageReport,
 )  # fmt: skip

@@ -442,9 +442,27 @@ export interface paths {
         };
         /**
          * `GET /start/sessions`: the caller's live sessions, each with its socket and live-view URLs (what
-         *     start-session answered), so a console opened later can watch and drive them.
+         *     start-session answered), so a console opened later can watch and drive them, and with what each is
+         *     doing (its start, state, page address and title).
          */
         get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/start/sessions/{sessionId}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** `GET /start/sessions/{sessionId}/tasks`: a session's tasks (live or ended), newest first. */
+        get: operations["listSessionTasks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1087,6 +1105,12 @@ export interface components {
             timestamp: string;
         };
         /**
+         * @description A task's status in a session's history, in the poll's words: `active` (running or paused), `guardrail`
+         *     (waiting for an answer), `complete` or `failed`.
+         * @enum {string}
+         */
+        HistoryStatus: "active" | "guardrail" | "complete" | "failed";
+        /**
          * @description The browser identity of a session (start-session and run-task only; docs/proxies-and-identity.md). A
          *     bad value is 400 `INVALID_PARAMETER` naming the field.
          */
@@ -1146,15 +1170,22 @@ export interface components {
         };
         /** @enum {string} */
         KeyPressType: "KEY_PRESS";
-        /** @description A live session with its socket and live-view URLs. */
+        /** @description A live session with its socket and live-view URLs, and what it is doing. */
         LiveSession: {
             /** @description The session's DevTools endpoint (docs/cdp.md). */
             cdpURL: string;
+            /** @description When the session started (ISO 8601). */
+            createdAt: string;
             /** @description The session's upstream proxies: `server` without credentials, or an operator proxy's `name`. */
             proxies: components["schemas"]["ShownProxy"][];
             sessionId: string;
             socketURL: string;
+            state: components["schemas"]["SessionActivity"];
             streaming: components["schemas"]["Streaming"];
+            /** @description The active tab's title; `null` when the browser did not tell it within 2 s. */
+            title?: string | null;
+            /** @description The active tab's address; `null` when the browser did not tell it within 2 s. */
+            url?: string | null;
         };
         /** @description A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`. */
         Message: components["schemas"]["NewTaskMessage"] | components["schemas"]["StateMessage"] | components["schemas"]["InteractionMessage"] | components["schemas"]["GuardrailMessage"];
@@ -1506,6 +1537,12 @@ export interface components {
         };
         /** @description Body of send-message: an ack, or (newTask) the task after the inline wait. */
         SendMessageResponse: components["schemas"]["MessageAck"] | components["schemas"]["TaskAfterWait"];
+        /**
+         * @description What a live session is doing: `idle` (no task runs), `running`, `paused` (its task waits for `resume`) or
+         *     `guardrail` (its task waits for an answer).
+         * @enum {string}
+         */
+        SessionActivity: "idle" | "running" | "paused" | "guardrail";
         /** @description `session.ended`: a session ended. */
         SessionEndedMessage: {
             data: components["schemas"]["SessionEndedWebhook"];
@@ -1592,6 +1629,38 @@ export interface components {
             success: boolean;
             /** @description Present when an initial task was given. */
             taskId?: string | null;
+        };
+        /** @description One task of a session's history. */
+        SessionTask: {
+            /** @description The answer of a completed task (`data.message`). */
+            answer?: string | null;
+            code?: string | null;
+            /** @description When it ended (ISO 8601); `null` while it runs. */
+            completedAt?: string | null;
+            /**
+             * Format: double
+             * @description Its cost so far in USD (what it was charged, once it is over).
+             */
+            cost: number;
+            /** @description When it started (ISO 8601). */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Milliseconds from its start to its end, or to now while it runs.
+             */
+            durationMs: number;
+            /** @description Why a failed task failed, with its `code` when it has one. */
+            error?: string | null;
+            status: components["schemas"]["HistoryStatus"];
+            /** @description The task's text (`taskDetails`). */
+            task: string;
+            taskId: string;
+        };
+        /** @description Body of `GET /start/sessions/{sessionId}/tasks`. */
+        SessionTaskList: {
+            sessionId: string;
+            success: boolean;
+            tasks: components["schemas"]["SessionTask"][];
         };
         /** @description An entry as answers show it: `server` without credentials, or the operator proxy's `name`. */
         ShownProxy: {
@@ -4091,6 +4160,78 @@ export interface operations {
             };
             /** @description `ACCOUNT_DEACTIVATED` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listSessionTasks: {
+        parameters: {
+            query?: {
+                /** @description 1 to 200 (default 50). */
+                limit?: number;
+                /** @description At least 0. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's tasks, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionTaskList"];
+                };
+            };
+            /** @description `INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string: a repeated parameter, a number that does not fit) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `ACCOUNT_DEACTIVATED` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SESSION_NOT_FOUND` (unknown, or another user's) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
