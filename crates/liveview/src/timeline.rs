@@ -101,7 +101,14 @@ pub async fn follow(
     }
     lines.flush().await?;
     let all = serde_json::to_vec(&entries).unwrap_or_default();
-    private_file(&dir.join(EVENTS_FILE)).await?.write_all(&all).await?;
+    // Written aside and renamed into place, so a reader meanwhile finds the lines file or the whole list,
+    // never a list half written (that was a 500 for a timeline read as its session ended).
+    let aside = dir.join(format!("{EVENTS_FILE}.part"));
+    let mut file = private_file(&aside).await?;
+    file.write_all(&all).await?;
+    file.flush().await?;
+    drop(file);
+    tokio::fs::rename(&aside, dir.join(EVENTS_FILE)).await?;
     tokio::fs::remove_file(dir.join(EVENTS_LINES_FILE)).await?;
     Ok(entries.len())
 }
