@@ -34,7 +34,7 @@ pub(crate) async fn adopt_pages(
             }
         };
         let Some(strong) = inner.upgrade() else { return };
-        if info.r#type != "page" || info.browser_context_id.as_ref() != Some(&strong.opener.context) {
+        if !strong.owns_page(&info) {
             continue;
         }
         adopt(&strong, &info.target_id, &info.url).await;
@@ -144,12 +144,7 @@ pub(crate) fn blank_first(tabs: &Weak<Inner>, params: &mut serde_json::Value) ->
 /// Starts tab `target`'s navigation to `url` (a page opened blank by `blank_first`), unless it is no tab
 /// (closed as on an avoided domain, or beyond the tab cap). The answer to the client follows the start.
 pub(crate) async fn go_to(inner: &Arc<Inner>, target: &TargetId, url: &str) {
-    let page = inner
-        .tabs
-        .lock()
-        .ok()
-        .and_then(|t| t.list.iter().find(|t| t.page.target_id() == target).map(|t| t.page.clone()));
-    let Some(page) = page else { return };
+    let Some(page) = inner.tab_page(target) else { return };
     if let Err(e) =
         within(inner.cdp_timeout, "open a DevTools page's URL", page.execute(NavigateParams::new(url))).await
     {

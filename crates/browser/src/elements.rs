@@ -14,6 +14,7 @@ use chromiumoxide::Page;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use webpilot_core::geometry::PagePoint;
 
 /// Most cross-origin frames read per observation.
 const MAX_FRAMES: usize = 16;
@@ -275,6 +276,13 @@ impl SessionPage {
         let v = self.run_on_element(index, "return location.hostname;", |i| json!(i)).await?;
         Ok(v.as_str().unwrap_or_default().to_owned())
     }
+
+    /// The host of the document that keys typed at page point `at` reach: the page's, or `None` when the
+    /// point is over a frame or an embedded document (whose origin may be another), or over nothing.
+    pub async fn host_at(&self, at: PagePoint) -> Result<Option<String>, BrowserError> {
+        let v = self.run_script(HOST_AT, json!([at.x, at.y])).await?;
+        Ok(v.as_str().map(str::to_owned))
+    }
 }
 
 /// Arms a one-shot promise in a frame that settles once the frame has dispatched the next click, with the
@@ -289,6 +297,11 @@ const CLICK_ARM: &str = "(() => { Object.defineProperty(window, '__webpilotClick
 const TYPED_SEEN: &str = "return new Promise(done => { const began = Date.now(); const check = () => { \
     const el = document.activeElement; const v = el && 'value' in el ? String(el.value) : ''; \
     if (v.endsWith(ARG) || Date.now() - began > 1500) done(true); else setTimeout(check, 20); }; check(); });";
+
+/// The page's host, or null when the element at point ARG `[x, y]` is a frame, an embedded document or
+/// nothing.
+const HOST_AT: &str = "const e = document.elementFromPoint(ARG[0], ARG[1]); \
+    return !e || ['IFRAME', 'FRAME', 'OBJECT', 'EMBED'].includes(e.tagName) ? null : location.hostname;";
 
 /// Waits for the promise [`CLICK_ARM`] set: the index of the element the click hit, or null.
 const CLICK_SEEN: &str = "Promise.resolve(window.__webpilotClick)";

@@ -20,11 +20,20 @@ fn mouse(kind: DispatchMouseEventType, at: PagePoint, clicks: i64) -> DispatchMo
     p
 }
 
+/// Moves the mouse to `at`, with the left button held (a drag) or none.
+async fn move_to(page: &Page, at: PagePoint, held: bool, timeout: Duration) -> Result<(), BrowserError> {
+    let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, at.x, at.y);
+    moved.button = Some(if held { MouseButton::Left } else { MouseButton::None });
+    if held {
+        moved.buttons = Some(1);
+    }
+    within(timeout, "mouse move", page.execute(moved)).await?;
+    Ok(())
+}
+
 /// A left click (or double click) at `at`, as move, press and release events.
 pub(crate) async fn click(page: &Page, at: PagePoint, double: bool, timeout: Duration) -> Result<(), BrowserError> {
-    let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, at.x, at.y);
-    moved.button = Some(MouseButton::None);
-    within(timeout, "mouse move", page.execute(moved)).await?;
+    move_to(page, at, false, timeout).await?;
     let rounds = if double { 2 } else { 1 };
     for n in 1..=rounds {
         within(timeout, "mouse press", page.execute(mouse(DispatchMouseEventType::MousePressed, at, n))).await?;
@@ -35,18 +44,13 @@ pub(crate) async fn click(page: &Page, at: PagePoint, double: bool, timeout: Dur
 
 /// A left-button drag from `from` to `to`: press, eight moves with the button held, release.
 pub(crate) async fn drag(page: &Page, from: PagePoint, to: PagePoint, timeout: Duration) -> Result<(), BrowserError> {
-    let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, from.x, from.y);
-    moved.button = Some(MouseButton::None);
-    within(timeout, "mouse move", page.execute(moved)).await?;
+    move_to(page, from, false, timeout).await?;
     within(timeout, "mouse press", page.execute(mouse(DispatchMouseEventType::MousePressed, from, 1))).await?;
     const STEPS: u32 = 8;
     for step in 1..=STEPS {
         let f = f64::from(step) / f64::from(STEPS);
         let at = PagePoint { x: from.x + (to.x - from.x) * f, y: from.y + (to.y - from.y) * f };
-        let mut held = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, at.x, at.y);
-        held.button = Some(MouseButton::Left);
-        held.buttons = Some(1);
-        within(timeout, "mouse move", page.execute(held)).await?;
+        move_to(page, at, true, timeout).await?;
     }
     within(timeout, "mouse release", page.execute(mouse(DispatchMouseEventType::MouseReleased, to, 1))).await?;
     Ok(())
@@ -55,9 +59,7 @@ pub(crate) async fn drag(page: &Page, from: PagePoint, to: PagePoint, timeout: D
 /// A mouse wheel turn at `at`, `dy` CSS pixels down (negative: up): whatever scrolls under that point
 /// scrolls (an inner list, a map), not necessarily the page.
 pub(crate) async fn wheel(page: &Page, at: PagePoint, dy: f64, timeout: Duration) -> Result<(), BrowserError> {
-    let mut moved = DispatchMouseEventParams::new(DispatchMouseEventType::MouseMoved, at.x, at.y);
-    moved.button = Some(MouseButton::None);
-    within(timeout, "mouse move", page.execute(moved)).await?;
+    move_to(page, at, false, timeout).await?;
     let mut turn = DispatchMouseEventParams::new(DispatchMouseEventType::MouseWheel, at.x, at.y);
     turn.delta_x = Some(0.0);
     turn.delta_y = Some(dy);

@@ -8,7 +8,7 @@ use crate::tabs::{CrashFlag, Tab, TabOpener, Tabs};
 use crate::DomainPolicy;
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
-use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId};
+use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId, TargetInfo};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
@@ -234,9 +234,9 @@ impl SessionPage {
     /// frame (at most 100 ms) so the scroll has been applied; answers the page's own scroll offset.
     pub async fn scroll_at(&self, at: PagePoint, dy: f64) -> Result<f64, BrowserError> {
         input::wheel(&self.page()?, at, dy, self.inner.cdp_timeout).await?;
-        let frame = "new Promise(r => { requestAnimationFrame(() => setTimeout(r, 0)); setTimeout(r, 100); })";
-        self.eval(frame).await?;
-        Ok(self.eval("scrollY").await?.as_f64().unwrap_or(0.0))
+        let frame = "new Promise(r => { const done = () => r(scrollY); \
+            requestAnimationFrame(() => setTimeout(done, 0)); setTimeout(done, 100); })";
+        Ok(self.eval(frame).await?.as_f64().unwrap_or(0.0))
     }
 
     /// Clicks at a page point with real mouse events.
@@ -420,7 +420,18 @@ impl Inner {
     }
 
     pub(crate) fn has_tab(&self, target: &TargetId) -> bool {
-        self.tabs.lock().is_ok_and(|tabs| tabs.list.iter().any(|t| t.page.target_id() == target))
+        self.tab_page(target).is_some()
+    }
+
+    /// The page of tab `target`, if it is one of the session's tabs.
+    pub(crate) fn tab_page(&self, target: &TargetId) -> Option<Page> {
+        let tabs = self.tabs.lock().ok()?;
+        tabs.list.iter().find(|t| t.page.target_id() == target).map(|t| t.page.clone())
+    }
+
+    /// Whether `info` is a page of the session's browser context (a tab it has or may adopt).
+    pub(crate) fn owns_page(&self, info: &TargetInfo) -> bool {
+        info.r#type == "page" && info.browser_context_id.as_ref() == Some(&self.opener.context)
     }
 
     /// Drops the tab of a closed page (never the last tab: the session keeps a page to report on).

@@ -75,22 +75,14 @@ impl SessionPage {
         let deadline = Instant::now() + self.inner.nav_timeout;
         // Errors are expected here: the document may be on its way out.
         let _ = self.eval(FLUSH).await;
-        let context = self.inner.opener.context.inner().clone();
         let mut opened: Vec<TargetId> = Vec::new();
         while let Some(Some(event)) = watch.created.next().now_or_never() {
-            let info = &event.target_info;
-            if info.r#type == "page" && info.browser_context_id.as_ref().is_some_and(|c| *c.inner() == context) {
-                opened.push(info.target_id.clone());
+            if self.inner.owns_page(&event.target_info) {
+                opened.push(event.target_info.target_id.clone());
             }
         }
-        let mut requested = false;
-        while let Some(Some(event)) = watch.requested.next().now_or_never() {
-            requested |= *event.frame_id.inner() == watch.main;
-        }
-        let mut loading = false;
-        while let Some(Some(event)) = watch.started.next().now_or_never() {
-            loading |= *event.frame_id.inner() == watch.main;
-        }
+        let requested = seen(&mut watch.requested, &watch.main);
+        let mut loading = seen(&mut watch.started, &watch.main);
         if requested && !loading {
             loading = wait_for_frame(&mut watch.started, &watch.main, Instant::now() + REQUEST_TO_START).await;
         }
@@ -154,6 +146,19 @@ impl SessionPage {
     }
 }
 
+/// Whether an event of `frame` is among those already received on `events` (all of them are taken).
+fn seen<E, S>(events: &mut S, frame: &str) -> bool
+where
+    E: FrameEvent,
+    S: futures::Stream<Item = std::sync::Arc<E>> + Unpin,
+{
+    let mut found = false;
+    while let Some(Some(event)) = events.next().now_or_never() {
+        found |= event.frame() == frame;
+    }
+    found
+}
+
 /// Waits for an event of `frame` on `events` until `deadline`; whether it came.
 async fn wait_for_frame<E, S>(events: &mut S, frame: &str, deadline: Instant) -> bool
 where
@@ -173,6 +178,12 @@ where
 
 trait FrameEvent {
     fn frame(&self) -> &str;
+}
+
+impl FrameEvent for EventFrameRequestedNavigation {
+    fn frame(&self) -> &str {
+        self.frame_id.inner()
+    }
 }
 
 impl FrameEvent for EventFrameStartedLoading {

@@ -1,7 +1,7 @@
 //! Carrying out one action on the session's browser, and telling the model what happened.
 
 use super::actions::Action;
-use crate::reveal::reveal;
+use crate::reveal::{reveal, Receiver};
 use crate::trace::{Locator, TraceStep};
 use crate::{AgentContext, AgentError};
 use serde_json::json;
@@ -96,23 +96,13 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
     }
     // A `<secret:NAME>` is revealed only here, for the page about to receive it.
     let typed = match action {
-        Action::Type { text, index, .. } => match reveal(ctx, text, Some(*index)).await {
-            Ok(value) => value,
-            Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
-        },
-        // A secret's allowed domains are checked against the page's host: a point over a frame (whose
-        // origin may be another) never gets one.
-        Action::TypeAt { x, y, text, .. }
-            if webpilot_core::secrets::Secrets::has_placeholder(text) && over_frame(ctx, point(*x, *y)).await =>
-        {
-            let why = "a secret is typed at a point only into the page itself, not into a frame; use the field's index";
-            return Ok(Outcome::Failed(ErrorCode::SecretNotAllowed, why.into()));
-        }
-        Action::TypeAt { text, .. } => match reveal(ctx, text, None).await {
-            Ok(value) => value,
-            Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
-        },
-        _ => String::new(),
+        Action::Type { text, index, .. } => reveal(ctx, text, Receiver::Element(*index)).await,
+        Action::TypeAt { x, y, text, .. } => reveal(ctx, text, Receiver::Point(point(*x, *y))).await,
+        _ => Ok(String::new()),
+    };
+    let typed = match typed {
+        Ok(value) => value,
+        Err(e) => return Ok(Outcome::Failed(e.code, e.message)),
     };
     let work = async {
         let text = match action {
@@ -223,14 +213,4 @@ pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentEr
 /// A viewport point the model gave, kept inside the 1024 × 445 viewport.
 fn point(x: f64, y: f64) -> PagePoint {
     PagePoint { x: x.clamp(0.0, FRAME_WIDTH as f64 - 1.0), y: y.clamp(0.0, PAGE_HEIGHT as f64 - 1.0) }
-}
-
-/// Whether the point is over a frame (or over nothing the page can name): the page's host is not the
-/// host that would receive the keys.
-async fn over_frame(ctx: &AgentContext, at: PagePoint) -> bool {
-    let probe = format!(
-        "(() => {{ const e = document.elementFromPoint({}, {}); return !e || e.tagName === 'IFRAME' || e.tagName === 'FRAME' || e.tagName === 'OBJECT' || e.tagName === 'EMBED'; }})()",
-        at.x, at.y
-    );
-    ctx.page.eval(&probe).await.map_or(true, |v| v != serde_json::Value::Bool(false))
 }

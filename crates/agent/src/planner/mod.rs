@@ -123,7 +123,7 @@ async fn run_step(step: &Step, ctx: &AgentContext, answer: &mut String) -> Resul
             ctx.events.action("click", json!({ "text": hit.text, "tag": hit.tag, "x": hit.at.x, "y": hit.at.y }));
         }
         Step::Type { text, field } => {
-            let value = crate::reveal::reveal(ctx, text, None).await?;
+            let value = crate::reveal::reveal(ctx, text, crate::reveal::Receiver::Page).await?;
             control.act(page.fill(field, &value)).await?;
             ctx.events.action("type", json!({ "field": field, "length": text.chars().count() }));
         }
