@@ -12,11 +12,10 @@
 mod common;
 
 use clap::Parser;
+use common::devtools::DevTools;
 use common::percentile;
-use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use tokio_tungstenite::tungstenite::Message;
 use webpilot::config::{ServeConfig, StoreConfig};
 use webpilot_core::usage::usd_to_micros;
 use webpilot_testkit::model::{element_index, last_observation};
@@ -28,63 +27,22 @@ struct Flags {
     serve: ServeConfig,
 }
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// A sequential DevTools client on one page of a session, with `Page` events on.
-struct Cdp {
-    ws: Ws,
-    next: u64,
-    session: String,
-}
+/// A DevTools client on one page of a session, with `Page` events on.
+struct Cdp(DevTools);
 
 impl Cdp {
     async fn connect(url: &str) -> Cdp {
-        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("connect");
-        let mut c = Cdp { ws, next: 0, session: String::new() };
-        let targets = c.call("Target.getTargets", json!({})).await;
-        let page = targets["targetInfos"]
-            .as_array()
-            .and_then(|t| t.iter().find(|t| t["type"] == "page"))
-            .expect("a page")
-            .clone();
-        let attached = c.call("Target.attachToTarget", json!({ "targetId": page["targetId"], "flatten": true })).await;
-        c.session = attached["sessionId"].as_str().expect("session").to_owned();
+        let mut c = DevTools::attach(url).await;
         c.call("Page.enable", json!({})).await;
-        c
-    }
-
-    async fn send(&mut self, method: &str, params: Value) -> u64 {
-        self.next += 1;
-        let mut msg = json!({ "id": self.next, "method": method, "params": params });
-        if !self.session.is_empty() {
-            msg["sessionId"] = json!(self.session);
-        }
-        self.ws.send(Message::text(msg.to_string())).await.expect("send");
-        self.next
-    }
-
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send(method, params).await;
-        loop {
-            let v = self.read().await;
-            if v["id"].as_u64() == Some(id) {
-                assert!(v.get("error").is_none(), "{method}: {v}");
-                return v["result"].clone();
-            }
-        }
-    }
-
-    async fn read(&mut self) -> Value {
-        let Some(Ok(Message::Text(t))) = self.ws.next().await else { panic!("the connection closed") };
-        serde_json::from_str(t.as_str()).expect("JSON")
+        Cdp(c)
     }
 
     /// Sends `method` and returns once both its answer and the page's next `load` event have arrived.
     async fn call_until_load(&mut self, method: &str, params: Value) {
-        let id = self.send(method, params).await;
+        let id = self.0.send(method, params).await;
         let (mut answered, mut loaded) = (false, false);
         while !(answered && loaded) {
-            let v = self.read().await;
+            let v = self.0.read().await;
             answered |= v["id"].as_u64() == Some(id);
             loaded |= v["method"] == "Page.loadEventFired";
         }
@@ -94,6 +52,7 @@ impl Cdp {
     async fn steps(&mut self, home: &str) -> String {
         self.call_until_load("Page.navigate", json!({ "url": home })).await;
         let rect = self
+            .0
             .call(
                 "Runtime.evaluate",
                 json!({ "expression": "(() => { const r = document.querySelector('a[href=\"/pricing\"]').getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()", "returnByValue": true }),
@@ -101,10 +60,10 @@ impl Cdp {
             .await;
         let (x, y) = (rect["result"]["value"][0].clone(), rect["result"]["value"][1].clone());
         let press = json!({ "type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1 });
-        self.call("Input.dispatchMouseEvent", press).await;
+        self.0.call("Input.dispatchMouseEvent", press).await;
         let release = json!({ "type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1 });
         self.call_until_load("Input.dispatchMouseEvent", release).await;
-        let title = self.call("Runtime.evaluate", json!({ "expression": "document.title" })).await;
+        let title = self.0.call("Runtime.evaluate", json!({ "expression": "document.title" })).await;
         title["result"]["value"].as_str().unwrap_or_default().to_owned()
     }
 }

@@ -8,8 +8,9 @@
 
 mod common;
 
+use common::devtools::DevTools;
 use common::percentile;
-use futures::{SinkExt, StreamExt};
+use futures::SinkExt;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -28,57 +29,22 @@ struct Flags {
 
 const SCREENSHOTS: usize = 100;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
 /// A sequential DevTools client attached to one page.
-struct Client {
-    ws: Ws,
-    next: u64,
-    session: String,
-}
+struct Client(DevTools);
 
 impl Client {
     async fn connect(url: &str, page_url: &str) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(url).await.expect("connect");
-        let mut c = Client { ws, next: 0, session: String::new() };
-        let targets = c.call(None, "Target.getTargets", json!({})).await;
-        let page = targets["targetInfos"]
-            .as_array()
-            .and_then(|t| t.iter().find(|t| t["type"] == "page"))
-            .expect("a page")
-            .clone();
-        let attached =
-            c.call(None, "Target.attachToTarget", json!({ "targetId": page["targetId"], "flatten": true })).await;
-        c.session = attached["sessionId"].as_str().expect("session").to_owned();
-        let session = c.session.clone();
-        c.call(Some(&session), "Page.navigate", json!({ "url": page_url })).await;
-        c
-    }
-
-    async fn call(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let mut msg = json!({ "id": self.next, "method": method, "params": params });
-        if let Some(s) = session {
-            msg["sessionId"] = json!(s);
-        }
-        self.ws.send(Message::text(msg.to_string())).await.expect("send");
-        loop {
-            let Some(Ok(Message::Text(t))) = self.ws.next().await else { panic!("the connection closed") };
-            let v: Value = serde_json::from_str(t.as_str()).expect("JSON");
-            if v["id"].as_u64() == Some(self.next) {
-                assert!(v.get("error").is_none(), "{method}: {v}");
-                return v["result"].clone();
-            }
-        }
+        let mut c = DevTools::attach(url).await;
+        c.call("Page.navigate", json!({ "url": page_url })).await;
+        Client(c)
     }
 
     /// Milliseconds per `Runtime.evaluate("1+1")` round trip, `n` of them one after another.
     async fn evals(&mut self, n: usize) -> Vec<f64> {
-        let session = self.session.clone();
         let mut took = Vec::with_capacity(n);
         for _ in 0..n {
             let t = Instant::now();
-            let r = self.call(Some(&session), "Runtime.evaluate", json!({ "expression": "1+1" })).await;
+            let r = self.0.call("Runtime.evaluate", json!({ "expression": "1+1" })).await;
             took.push(t.elapsed().as_secs_f64() * 1000.0);
             assert_eq!(r["result"]["value"], 2);
         }
@@ -88,10 +54,9 @@ impl Client {
 
     /// Screenshots (PNG, the page's viewport) per second.
     async fn screenshots(&mut self) -> f64 {
-        let session = self.session.clone();
         let t = Instant::now();
         for _ in 0..SCREENSHOTS {
-            let r = self.call(Some(&session), "Page.captureScreenshot", json!({ "format": "png" })).await;
+            let r = self.0.call("Page.captureScreenshot", json!({ "format": "png" })).await;
             assert!(r["data"].as_str().is_some_and(|d| !d.is_empty()));
         }
         SCREENSHOTS as f64 / t.elapsed().as_secs_f64()
@@ -141,7 +106,7 @@ where
     // A second connection to the same page: its evaluate is answered once the page has run the flood's.
     let mut witness = Client::connect(url, "about:blank").await;
     let big = json!({ "expression": "'x'.repeat(1000000)", "returnByValue": true });
-    let session = flooder.session.clone();
+    let session = flooder.0.session.clone();
     let before = rss_mib();
     let peak = std::sync::Arc::new(std::sync::Mutex::new(before));
     let done = std::sync::atomic::AtomicBool::new(false);
@@ -159,21 +124,19 @@ where
     let flood = async {
         for id in 1_000_000..1_000_400u64 {
             let msg = json!({ "id": id, "method": "Runtime.evaluate", "params": big, "sessionId": session });
-            let sent = tokio::time::timeout(Duration::from_secs(10), flooder.ws.send(Message::text(msg.to_string())));
+            let sent = tokio::time::timeout(Duration::from_secs(10), flooder.0.ws.send(Message::text(msg.to_string())));
             if !matches!(sent.await, Ok(Ok(()))) {
                 break; // closed, or the relay stopped reading: the flood is over
             }
         }
-        let session = witness.session.clone();
-        witness.call(Some(&session), "Runtime.evaluate", json!({ "expression": "1 + 1" })).await;
+        witness.0.call("Runtime.evaluate", json!({ "expression": "1 + 1" })).await;
         done.store(true, std::sync::atomic::Ordering::Relaxed);
     };
     let probing = async {
         let mut trips = Vec::new();
-        let page = probe.session.clone();
         while !done.load(std::sync::atomic::Ordering::Relaxed) || trips.len() < 20 {
             let t = Instant::now();
-            probe.call(Some(&page), "Runtime.evaluate", json!({ "expression": "6 * 7" })).await;
+            probe.0.call("Runtime.evaluate", json!({ "expression": "6 * 7" })).await;
             trips.push(t.elapsed().as_secs_f64() * 1000.0);
         }
         trips

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod devtools;
 pub mod load;
 
 /// `root` and all its descendants.
