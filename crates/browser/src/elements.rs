@@ -317,10 +317,10 @@ fn splice(
     for node in nodes.iter_mut() {
         match node {
             Node::Block { children, .. } => splice(children, docs, next, found),
-            Node::Frame { frame, y, .. } => {
+            Node::Frame { frame, y, origin, .. } => {
                 if let Some((target, tree)) = docs.get(frame) {
                     let mut tree = tree.clone();
-                    renumber(&mut tree, *y, &mut |local| {
+                    renumber(&mut tree, *y, origin.unwrap_or_default(), &mut |local| {
                         let global = *next;
                         *next += 1;
                         found.insert(global, FrameElement { target_id: target.clone(), local, frame: *frame });
@@ -334,17 +334,22 @@ fn splice(
     }
 }
 
-/// Gives every control of a frame's tree its page index and page y.
-fn renumber(nodes: &mut [Node], dy: f64, index_of: &mut impl FnMut(u32) -> u32) {
+/// Gives every control of a frame's tree its page index, page y and box in the page's viewport (`origin`:
+/// where the frame's content starts in it).
+fn renumber(nodes: &mut [Node], dy: f64, origin: [f64; 2], index_of: &mut impl FnMut(u32) -> u32) {
     for node in nodes.iter_mut() {
         match node {
             Node::Control(c) => {
                 c.index = index_of(c.index);
                 c.y += dy;
+                if let Some(r) = &mut c.rect {
+                    r[0] += origin[0];
+                    r[1] += origin[1];
+                }
             }
             Node::Block { children, y } => {
                 *y += dy;
-                renumber(children, dy, index_of);
+                renumber(children, dy, origin, index_of);
             }
             // A cross-origin frame inside a cross-origin frame is not read (one level is).
             Node::Frame { .. } | Node::Text(_) => {}

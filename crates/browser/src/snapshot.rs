@@ -35,6 +35,10 @@ pub struct Control {
     /// Top edge in page coordinates.
     #[serde(default)]
     pub y: f64,
+    /// Its box in the viewport when the snapshot was taken, `[left, top, width, height]` in CSS pixels
+    /// (where a screenshot's marks go).
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub rect: Option<[f64; 4]>,
 }
 
 /// A node of the page tree.
@@ -58,6 +62,9 @@ pub enum Node {
         title: String,
         #[serde(default)]
         y: f64,
+        /// Where its content starts in the viewport (`[left, top]`, CSS pixels).
+        #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+        origin: Option<[f64; 2]>,
     },
 }
 

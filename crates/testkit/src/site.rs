@@ -9,6 +9,7 @@ pub mod files;
 mod html;
 pub mod identity;
 mod login;
+pub mod marks;
 mod newsletter;
 mod pages;
 mod paint;
@@ -192,6 +193,8 @@ fn router(state: SiteState) -> Router {
         .route("/canvas", get(canvas::canvas))
         .route("/board", get(canvas::board))
         .route("/echo", get(echo::echo))
+        .route("/marks", get(marks::marks))
+        .route("/marks/one", get(marks::one))
         .route("/search", get(search::search))
         .route("/newsletter", get(newsletter::newsletter))
         .route("/whep-player", get(whep_player::whep_player))

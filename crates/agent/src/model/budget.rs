@@ -41,5 +41,10 @@ mod tests {
         let (system, tools) = fixed_tokens(false, Offer { screenshot: true, points: true });
         println!("with points and screenshot: system prompt {system} + tools {tools} = {}", system + tools);
         assert!(system + tools <= SEEING_BUDGET, "points: system {system} + tools {tools} > {SEEING_BUDGET}");
+        // A picture with marks (`vision: "on"`) has one line said beside it.
+        let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+        let note = bpe.encode_with_special_tokens(super::super::MARKS_NOTE).len();
+        println!("the marks note: {note} o200k tokens");
+        assert!(note <= 16, "the marks note takes {note} tokens");
     }
 }

@@ -77,7 +77,7 @@ impl ModelAgent {
             }
             Err(e) => return Err(e.into()),
         };
-        let text = prompt::observation(&snapshot, &tabs, step, self.settings.max_page_chars);
+        let (text, listed) = prompt::observation(&snapshot, &tabs, step, self.settings.max_page_chars);
         // A page showing a secret (a field typed into) is described with the value masked, and its
         // screenshot has the secret painted over.
         let shown = if ctx.secrets.is_empty() { Vec::new() } else { ctx.secrets.values_in(&text) };
@@ -87,7 +87,11 @@ impl ModelAgent {
         if vision::wanted(ctx, mode, self.model.supports_images(), &snapshot, print, turn).await {
             let quality = self.settings.screenshot_quality;
             if let Ok(jpeg) = ctx.control.act(page.screenshot_jpeg(quality)).await {
-                if let Some(jpeg) = vision::without_secrets(ctx, jpeg, &shown, quality).await {
+                let marks = vision::marks(mode, &snapshot, listed);
+                if let Some(jpeg) = vision::dressed(ctx, jpeg, &marks, &shown, quality).await {
+                    if !marks.is_empty() {
+                        content.push(ContentPart::Text(MARKS_NOTE.into()));
+                    }
                     let base64 = base64::engine::general_purpose::STANDARD.encode(jpeg);
                     content.push(ContentPart::Image { media_type: "image/jpeg".into(), base64 });
                 }
@@ -97,6 +101,9 @@ impl ModelAgent {
         Ok((message, print, Some(snapshot)))
     }
 }
+
+/// Said beside a picture that carries marks.
+pub(crate) const MARKS_NOTE: &str = "The picture labels each element with its index (black on orange).";
 
 /// An observation: the message, its fingerprint, and the snapshot it shows (none for a crashed tab).
 type Observed = (ChatMessage, u64, Option<webpilot_browser::PageSnapshot>);

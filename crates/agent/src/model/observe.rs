@@ -5,7 +5,7 @@
 //! cuts the page, the cut says how much was left out, for `find` or scrolling to bring back.
 
 use std::fmt::Write;
-use webpilot_browser::{Control, Node, PageSnapshot};
+use webpilot_browser::{Control, Mark, Node, PageSnapshot};
 
 /// Blocks up to this many characters are rendered on one line.
 const ONE_LINE: usize = 160;
@@ -179,10 +179,31 @@ fn all_lines(snap: &PageSnapshot) -> Vec<Line> {
 }
 
 /// The page part of an observation, at most about `max_chars` characters.
+#[cfg(test)]
 pub fn render(snap: &PageSnapshot, max_chars: usize) -> String {
+    render_listing(snap, max_chars).0
+}
+
+/// The page part of an observation, and the elements it lists with their boxes in the viewport (a cut page
+/// lists only those before the cut): the marks a screenshot beside it may carry.
+pub fn render_listing(snap: &PageSnapshot, max_chars: usize) -> (String, Vec<Mark>) {
     let lines = all_lines(snap);
+    let (text, shown) = render_lines(snap, &lines, max_chars);
+    let mut marks = Vec::new();
+    for line in &lines[..shown] {
+        for part in &line.parts {
+            if let Part::Control(Control { index, rect: Some(rect), .. }) = part {
+                marks.push(Mark { index: *index, rect: *rect });
+            }
+        }
+    }
+    (text, marks)
+}
+
+/// `lines` as text, at most about `max_chars` characters, and how many of them it shows in full.
+fn render_lines(snap: &PageSnapshot, lines: &[Line], max_chars: usize) -> (String, usize) {
     if lines.is_empty() {
-        return "(the page shows nothing)\n".into();
+        return ("(the page shows nothing)\n".into(), 0);
     }
     let (top, bottom) = (snap.scroll_y, snap.scroll_y + snap.viewport_height);
     let mut out = String::new();
@@ -206,12 +227,12 @@ pub fn render(snap: &PageSnapshot, max_chars: usize) -> String {
                 out,
                 "--- cut here: {elements} more elements and {chars} characters further down; use find to search them, or scroll ---"
             );
-            return out;
+            return (out, i);
         }
         out.push_str(&text);
         out.push('\n');
     }
-    out
+    (out, lines.len())
 }
 
 /// The lines of the whole page that contain `query` (case-insensitively), each in full.
@@ -310,5 +331,20 @@ mod tests {
         assert!(text.len() < 800);
         assert_eq!(find(&s, "more 42", 3).len(), 1);
         assert_eq!(render(&snap(json!([]), 0.0), 100), "(the page shows nothing)\n");
+    }
+
+    #[test]
+    fn the_marks_are_the_elements_the_text_lists_with_their_boxes() {
+        let lines: Vec<_> = (0..50)
+            .map(|n| json!({"b": [format!("Paragraph {n} with some words"),
+                                  {"i": n + 1, "k": "link", "t": format!("More {n}"), "y": n * 40, "r": [300, n * 40, 60, 18]}], "y": n * 40}))
+            .collect();
+        let (text, marks) = render_listing(&snap(json!(lines), 0.0), 600);
+        let listed = text.matches("[").count();
+        assert!(listed > 5 && listed < 50, "{text}");
+        assert_eq!(marks.len(), listed, "only what the text lists, not what the cut left out");
+        assert_eq!(marks[3], Mark { index: 4, rect: [300.0, 120.0, 60.0, 18.0] });
+        let (_, all) = render_listing(&snap(json!(lines), 0.0), 100_000);
+        assert_eq!(all.len(), 50);
     }
 }

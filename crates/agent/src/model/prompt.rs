@@ -2,7 +2,7 @@
 //! serialisation of each observation.
 
 use std::fmt::Write;
-use webpilot_browser::{PageSnapshot, TabInfo};
+use webpilot_browser::{Mark, PageSnapshot, TabInfo};
 use webpilot_core::secrets::Secrets;
 
 /// The system prompt for a task: the rules, the domains to avoid, the names of its secrets (never
@@ -69,8 +69,9 @@ fn quote(s: &str) -> String {
     format!("{s:?}")
 }
 
-/// The observation as compact text: where the page is, then the page itself (`observe::render`).
-pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize, max_chars: usize) -> String {
+/// The observation as compact text: where the page is, then the page itself (`observe::render_listing`);
+/// and the elements it lists, with their boxes.
+pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize, max_chars: usize) -> (String, Vec<Mark>) {
     let mut o = String::with_capacity(4096);
     let _ = writeln!(o, "Observation (step {step})");
     let _ = writeln!(o, "URL: {}", snap.url);
@@ -85,8 +86,9 @@ pub fn observation(snap: &PageSnapshot, tabs: &[TabInfo], step: usize, max_chars
     let below = (snap.page_height - snap.scroll_y - snap.viewport_height).max(0.0);
     let _ = writeln!(o, "Scroll: {:.0}px above, {:.0}px below", snap.scroll_y, below);
     o.push_str("Page:\n");
-    o.push_str(&super::observe::render(snap, max_chars));
-    o
+    let (page, marks) = super::observe::render_listing(snap, max_chars);
+    o.push_str(&page);
+    (o, marks)
 }
 
 /// The observation when the current tab cannot be read (it crashed).
@@ -110,7 +112,8 @@ mod tests {
             "tree": [{"b": ["Hello", {"i": 3, "k": "input", "t": "Your name", "v": "Ada", "y": 500}], "y": 500}]
         }))
         .expect("snapshot");
-        let o = observation(&snap, &[], 2, 4000);
+        let (o, marks) = observation(&snap, &[], 2, 4000);
+        assert!(marks.is_empty(), "no boxes, no marks");
         assert!(o.starts_with("Observation (step 2)\nURL: http://a.test/\nTitle: Home\n"), "{o}");
         assert!(o.contains("555px below"));
         assert!(o.contains("Page:\n--- below the visible area ---\nHello [3 input: Your name = \"Ada\"]"), "{o}");

@@ -3,8 +3,9 @@
 // place; a cross-origin iframe becomes a placeholder `{f: k}` (its frame is read through its own
 // DevTools target, see frames.rs). Interactive elements keep a stable index as `data-wp-index`.
 //
-// Output nodes: a string (text), {i, k, t, v, o, c, y} (an element: index, kind, label, value,
-// options, checked, page y), {f, t, y} (a cross-origin frame), {b: [...], y} (a block).
+// Output nodes: a string (text), {i, k, t, v, o, c, y, r} (an element: index, kind, label, value,
+// options, checked, page y, box in the viewport), {f, t, y, o} (a cross-origin frame, o: where its
+// content starts in the viewport), {b: [...], y} (a block).
 const CONTROL = 'a[href], button, input:not([type=hidden]), textarea, select, summary, [role=button], [role=link], '
   + '[role=checkbox], [role=radio], [role=switch], [role=tab], [role=menuitem], [role=option], [role=combobox], '
   + '[role=textbox], [contenteditable=""], [contenteditable=true], [onclick]';
@@ -51,6 +52,24 @@ const kindOf = (el, tag) => {
   return el.isContentEditable ? 'textbox' : 'clickable';
 };
 
+// Where an iframe's content starts in the top viewport: same-origin frames around it added (a cross-origin
+// frame's own offset is added by the service, which splices the frame in).
+const originOf = (frame) => {
+  const r = frame.getBoundingClientRect(), s = getComputedStyle(frame);
+  let x = r.left + frame.clientLeft + parseFloat(s.paddingLeft || '0');
+  let y = r.top + frame.clientTop + parseFloat(s.paddingTop || '0');
+  const outer = (frame.ownerDocument.defaultView || {}).frameElement;
+  if (outer) { const o = originOf(outer); x += o[0]; y += o[1]; }
+  return [x, y];
+};
+// An element's box in the top viewport [left, top, width, height], for the marks on a screenshot.
+const boxOf = (el) => {
+  const r = el.getBoundingClientRect();
+  const outer = (el.ownerDocument.defaultView || {}).frameElement;
+  const o = outer ? originOf(outer) : [0, 0];
+  return [Math.round(r.left + o[0]), Math.round(r.top + o[1]), Math.round(r.width), Math.round(r.height)];
+};
+
 const control = (el, offY) => {
   let idx = Number(el.getAttribute('data-wp-index') || '0');
   if (!idx) { idx = next++; el.setAttribute('data-wp-index', String(idx)); }
@@ -63,7 +82,7 @@ const control = (el, offY) => {
   if (!t) { const img = el.querySelector && el.querySelector('img[alt]'); if (img) t = img.alt; }
   if (!t && tag === 'a') t = (el.getAttribute('href') || '').split(/[?#]/)[0].split('/').filter(Boolean).pop() || 'link';
   if (!t && field) t = el.getAttribute('name') || '';
-  const n = { i: idx, k, t: cut(__norm2(t), 80), y: Math.round(el.getBoundingClientRect().top + offY) };
+  const n = { i: idx, k, t: cut(__norm2(t), 80), y: Math.round(el.getBoundingClientRect().top + offY), r: boxOf(el) };
   if (field && el.getAttribute('placeholder') && el.getAttribute('placeholder') !== t) n.p = cut(el.getAttribute('placeholder'), 60);
   if (tag === 'select') {
     n.v = cut(el.selectedOptions.length ? el.selectedOptions[0].text.trim() : '', 60);
@@ -121,7 +140,8 @@ function walk(node, out, offY) {
     } else {
       let k = el.getAttribute('data-wp-frame');
       if (!k) { k = String(++frames); el.setAttribute('data-wp-frame', k); }
-      out.push({ f: Number(k), t: cut(__norm2(el.title || el.name || ''), 60), y });
+      const o = originOf(el).map(Math.round);
+      out.push({ f: Number(k), t: cut(__norm2(el.title || el.name || ''), 60), y, o });
     }
     return;
   }

@@ -3,8 +3,10 @@
 //! next scripted reply (tool calls, text, an HTTP error, a delay). Tool-call arguments may name an element by
 //! its text — `"@Pricing"` — and the server replaces that with the element's [index] from the latest
 //! observation it received, as a model reading the page would; `"@pixel:RRGGBB:x"` (or `:y`) becomes the
-//! centre of that colour in the latest picture it received, as a model looking at the page would.
+//! centre of that colour in the latest picture it received, as a model looking at the page would, and
+//! `"@mark:RRGGBB"` the number on the mark (set-of-marks label) at that colour's top-left.
 
+pub mod marks;
 mod pixels;
 
 use axum::extract::State;
@@ -152,6 +154,9 @@ fn resolve(arguments: &Value, observation: &str, picture: Option<&image::RgbImag
             });
             json!(found.unwrap_or(9999))
         }
+        Value::String(s) if s.starts_with("@mark:") => {
+            json!(picture.and_then(|p| marks::mark_on(p, &s["@mark:".len()..])).unwrap_or(9999))
+        }
         Value::String(s) if s.starts_with("@line:") => {
             let spec = &s["@line:".len()..];
             let found = spec.rsplit_once(':').and_then(|(text, k)| line_index(observation, text, k.parse().ok()?));
@@ -199,7 +204,8 @@ async fn next_reply(state: &Shared, request: &Value) -> Option<Reply> {
 /// A reply's tool calls with their arguments resolved against what the request shows.
 fn resolved_calls(calls: &[(String, Value)], request: &Value) -> Vec<(String, String, Value)> {
     let observation = last_observation(request);
-    let picture = calls.iter().any(|(_, a)| a.to_string().contains("@pixel:")).then(|| pixels::latest_image(request));
+    let sees = |a: &Value| a.to_string().contains("@pixel:") || a.to_string().contains("@mark:");
+    let picture = calls.iter().any(|(_, a)| sees(a)).then(|| pixels::latest_image(request));
     calls
         .iter()
         .enumerate()

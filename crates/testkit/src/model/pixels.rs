@@ -22,19 +22,32 @@ pub(crate) fn latest_image(request: &Value) -> Option<image::RgbImage> {
     Some(image::load_from_memory(&bytes).ok()?.to_rgb8())
 }
 
-/// The centre (x, y) of the pixels within [`TOLERANCE`] of `rgb` (`"e00000"`), in image pixels.
-pub(crate) fn centre_of(image: &image::RgbImage, rgb: &str) -> Option<(u32, u32)> {
+/// The pixels within [`TOLERANCE`] of `rgb` (`"e00000"`); `None` for a colour that is not six hex digits.
+pub(crate) fn pixels_of<'a>(image: &'a image::RgbImage, rgb: &str) -> Option<impl Iterator<Item = (u32, u32)> + 'a> {
     let want = u32::from_str_radix(rgb, 16).ok().filter(|_| rgb.len() == 6)?;
     let want = [(want >> 16) as i32 & 0xff, (want >> 8) as i32 & 0xff, want as i32 & 0xff];
+    Some(image.enumerate_pixels().filter_map(move |(x, y, p)| {
+        p.0.iter().zip(want).all(|(&c, w)| (i32::from(c) - w).abs() <= TOLERANCE).then_some((x, y))
+    }))
+}
+
+/// The centre (x, y) of the pixels within [`TOLERANCE`] of `rgb` (`"e00000"`), in image pixels.
+pub(crate) fn centre_of(image: &image::RgbImage, rgb: &str) -> Option<(u32, u32)> {
     let (mut sx, mut sy, mut n) = (0u64, 0u64, 0u64);
-    for (x, y, p) in image.enumerate_pixels() {
-        if p.0.iter().zip(want).all(|(&c, w)| (i32::from(c) - w).abs() <= TOLERANCE) {
-            sx += u64::from(x);
-            sy += u64::from(y);
-            n += 1;
-        }
+    for (x, y) in pixels_of(image, rgb)? {
+        sx += u64::from(x);
+        sy += u64::from(y);
+        n += 1;
     }
     (n > 0).then(|| ((sx / n) as u32, (sy / n) as u32))
+}
+
+/// The top-left corner (least x, least y) of the pixels within [`TOLERANCE`] of `rgb`.
+pub(crate) fn top_left_of(image: &image::RgbImage, rgb: &str) -> Option<(u32, u32)> {
+    pixels_of(image, rgb)?.fold(None, |acc, (x, y)| match acc {
+        None => Some((x, y)),
+        Some((ax, ay)) => Some((ax.min(x), ay.min(y))),
+    })
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ mod input_rules;
 mod live_view;
 mod live_view_secrets;
 mod logs;
+mod marks;
 mod mcp;
 mod mcp_limits;
 mod metrics;
