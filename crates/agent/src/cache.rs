@@ -82,20 +82,68 @@ fn origin_and_path(url: &str) -> String {
     }
 }
 
+/// Text as the fingerprint reads it: lower case, words separated by single spaces, each run of digits one
+/// `#` (counters, clocks and dates change from load to load).
+fn shape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let mut in_digits = false;
+        for c in word.chars().flat_map(char::to_lowercase) {
+            if c.is_ascii_digit() {
+                if !in_digits {
+                    out.push('#');
+                }
+                in_digits = true;
+            } else {
+                out.push(c);
+                in_digits = false;
+            }
+        }
+    }
+    out
+}
+
+/// Whether elements of `kind` are form fields (named by their labels, which say what the form asks).
+fn is_field(kind: &str) -> bool {
+    kind.starts_with("input")
+        || matches!(kind, "textarea" | "select" | "checkbox" | "radio" | "switch" | "combobox" | "textbox")
+}
+
+/// A fingerprint of the start page: its title, the kinds of element it has (link, button, `input:email`, …)
+/// and the labels of its form fields, each once and sorted, with digits blurred ([`shape_text`]). It tells
+/// apart two pages behind one path and title (a form and a list, a logged-in and a logged-out view), and
+/// stays the same when text changes from load to load (a clock, a counter, a list of other length), when
+/// elements move, and when a button or link is renamed: that is a changed step, which the replay heals.
+pub fn fingerprint(snap: &PageSnapshot) -> String {
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut fields = std::collections::BTreeSet::new();
+    for node in &snap.tree {
+        node.for_each_control(&mut |c| {
+            if is_field(&c.kind) {
+                fields.insert(shape_text(&c.label));
+            }
+            kinds.insert(c.kind.clone());
+        });
+    }
+    let list = |set: std::collections::BTreeSet<String>| set.into_iter().collect::<Vec<_>>().join("\u{2}");
+    format!("{}\u{1}{}\u{1}{}", shape_text(&snap.title), list(kinds), list(fields))
+}
+
 /// The key of `task_text` started on the page of `snap`, after the conversation `context` (chat
-/// completions' earlier messages, which can change what the same words ask for: "my email is …"). The page
-/// fingerprint is its title: what tells apart two pages behind one path (a logged-in and a logged-out view)
-/// and stays when a button is renamed or moved, which the replay heals.
+/// completions' earlier messages, which can change what the same words ask for: "my email is …"), with the
+/// page's [`fingerprint`].
 pub fn key(task_text: &str, context: &[(String, String)], snap: &PageSnapshot) -> CacheKey {
     let text = normalize(task_text);
     let start_url = origin_and_path(&snap.url);
-    let fingerprint = snap.title.trim();
+    let fingerprint = fingerprint(snap);
     let mut h = Sha256::new();
-    for part in [text.as_str(), start_url.as_str(), fingerprint] {
+    for part in [text.as_str(), start_url.as_str(), fingerprint.as_str()] {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    // Without a conversation the digest is what it always was, so stored entries keep their keys.
     for (role, content) in context {
         for part in ["\u{1}context", role.as_str(), normalize(content).as_str()] {
             h.update(part.as_bytes());
@@ -188,14 +236,13 @@ mod tests {
     use super::*;
 
     fn snap(url: &str, title: &str) -> PageSnapshot {
-        PageSnapshot {
-            url: url.into(),
-            title: title.into(),
-            tree: Vec::new(),
-            scroll_y: 0.0,
-            page_height: 0.0,
-            viewport_height: 0.0,
-        }
+        shaped(url, title, serde_json::json!([]))
+    }
+
+    fn shaped(url: &str, title: &str, tree: serde_json::Value) -> PageSnapshot {
+        serde_json::from_value(serde_json::json!({"url": url, "title": title, "tree": tree, "scroll_y": 0,
+            "page_height": 0, "viewport_height": 0}))
+        .expect("snapshot")
     }
 
     #[test]
@@ -211,6 +258,31 @@ mod tests {
     }
 
     #[test]
+    fn the_fingerprint_is_the_pages_shape_and_not_its_changing_text() {
+        use serde_json::json;
+        let print = |title: &str, tree: serde_json::Value| fingerprint(&shaped("http://a.test/n", title, tree));
+        let form = |clock: &str, button: &str, y: u32| {
+            json!([{"b": [format!("Visit {clock}"), {"i": 1, "k": "input:email", "t": "Email", "y": y},
+                          {"i": 2, "k": "button", "t": button, "y": y + 40}], "y": 0}])
+        };
+        let first = print("Newsletter", form("7 at 13:05:22", "Subscribe", 100));
+        // Other text, other positions and indices, a renamed button, a counter in the title: the same page.
+        assert_eq!(first, print("Newsletter", form("8 at 13:05:59", "Subscribe", 300)));
+        assert_eq!(first, print("Newsletter", form("9", "Sign up", 100)));
+        let renumbered = json!([{"i": 14, "k": "button", "t": "Subscribe", "y": 0}, {"i": 9, "k": "input:email", "t": "Email", "y": 9}]);
+        assert_eq!(first, print("Newsletter", renumbered));
+        assert_eq!(print("Inbox (3)", json!([])), print("Inbox (12)", json!([])));
+        // A list instead of the form, another field, another title: other pages.
+        let list = json!([{"b": ["Visit 10", {"i": 1, "k": "link", "t": "Issue 1", "y": 0}], "y": 0}]);
+        assert_ne!(first, print("Newsletter", list));
+        let phone = json!([{"i": 1, "k": "input:tel", "t": "Phone", "y": 0}, {"i": 2, "k": "button", "t": "Subscribe", "y": 0}]);
+        assert_ne!(first, print("Newsletter", phone));
+        let other_label = json!([{"i": 1, "k": "input:email", "t": "Work email", "y": 0}, {"i": 2, "k": "button", "t": "Subscribe", "y": 0}]);
+        assert_ne!(first, print("Newsletter", other_label));
+        assert_ne!(first, print("Sign in", form("7", "Subscribe", 100)));
+    }
+
+    #[test]
     fn a_conversation_before_the_task_is_part_of_its_key() {
         let page = snap("http://a.test/form", "Form");
         let said = |who: &str| vec![("system".to_owned(), format!("The subscriber is {who}."))];
@@ -220,12 +292,5 @@ mod tests {
         assert_ne!(ann.digest, bob.digest);
         assert_ne!(ann.digest, plain.digest);
         assert_eq!(ann.digest, key("subscribe  the subscriber.", &said("ann@example.com"), &page).digest);
-        // The digest of a task without a conversation did not change with this part of the key.
-        let mut h = Sha256::new();
-        for part in ["subscribe the subscriber", "http://a.test/form", "Form"] {
-            h.update(part.as_bytes());
-            h.update([0]);
-        }
-        assert_eq!(plain.digest, hex::encode(h.finalize()));
     }
 }

@@ -34,7 +34,7 @@ async fn subscribe(app: &TestApp, key: &str, extra: Value) -> (Value, Value) {
     let tid = r.body["taskId"].as_str().expect("taskId").to_owned();
     let done = app.poll_final(&sid, &tid, Duration::from_secs(60)).await;
     let page = app.app().manager.pages(&sid).expect("live session").borrow().clone();
-    let status = page.eval("document.getElementById('status').textContent").await.expect("eval");
+    let status = page.eval("(document.getElementById('status') || {}).textContent ?? null").await.expect("eval");
     let end = app.state(key, &sid, "terminate").await;
     assert_eq!(end.status, 200, "{}", end.body);
     (done, status)
@@ -93,6 +93,32 @@ async fn a_repeated_task_is_replayed_without_the_model_and_a_changed_page_is_hea
     assert_eq!(fourth["data"]["cache"], "hit", "{fourth}");
     assert_eq!(status, "Subscribed: ann@example.com");
     assert_eq!(model.requests().len(), calls + 2);
+    app.stop().await;
+}
+
+/// The start page's fingerprint is its shape, not its title alone: another page under the same path and title
+/// is a miss; the same page with other changing text (its visit counter and clock) is a hit.
+#[tokio::test]
+async fn another_page_under_the_same_path_and_title_is_a_miss_and_changing_text_is_still_a_hit() {
+    let (app, model) = with_model(|s| s).await;
+    let key = app.key().await;
+    model.push(first_design_script());
+    let (first, _) = subscribe(&app, &key, json!({})).await;
+    assert_eq!(first["data"]["cache"], "miss", "{first}");
+    let (again, status) = subscribe(&app, &key, json!({})).await;
+    assert_eq!(again["data"]["cache"], "hit", "the visit counter and the clock moved on: {again}");
+    assert_eq!(status, "Subscribed: ann@example.com");
+    assert_eq!(model.requests().len(), 3);
+
+    // The archive: the same origin, path (the key drops the query) and title, but links and no form. The model
+    // is asked from the start; no cached run is tried and handed over.
+    model.push(vec![ModelReply::done("There is no form here, only the archive.")]);
+    let archive = json!({ "startingUrl": app.site.url("/newsletter?look=archive") });
+    let (other, _) = subscribe(&app, &key, archive).await;
+    assert_eq!(other["data"]["cache"], "miss", "{other}");
+    assert_eq!(model.requests().len(), 4);
+    let asked = serde_json::to_string(&model.requests()[3]["messages"]).expect("json");
+    assert!(!asked.contains("replayed up to step"), "{asked}");
     app.stop().await;
 }
 
