@@ -179,7 +179,12 @@ pub async fn run(
     cache: &dyn ActionCache,
 ) -> (Result<String, AgentError>, CacheUse) {
     let key = match ctx.page.snapshot().await {
-        Ok(snap) => key(&task.details, &task.context, &snap),
+        Ok(snap) => {
+            let key = key(&task.details, &task.context, &snap);
+            // The first turn or replayed step reads this page as it is now.
+            ctx.fresh.put(snap, ctx.control.stamp());
+            key
+        }
         Err(e) => {
             tracing::debug!(error = %e, "no snapshot of the start page; the action cache is skipped");
             return (agent.run(task, ctx.clone()).await, CacheUse::Off);

@@ -28,6 +28,16 @@ struct Hold {
     manual: bool,
 }
 
+/// Whether the task was held (paused, resumed, put under manual control) since [`TaskControl::stamp`].
+pub struct HoldStamp(watch::Receiver<Hold>);
+
+impl HoldStamp {
+    /// No pause, resume or manual control since the stamp was taken.
+    pub fn unheld(&self) -> bool {
+        matches!(self.0.has_changed(), Ok(false))
+    }
+}
+
 struct Pending {
     guardrail: Guardrail,
     answer: oneshot::Sender<String>,
@@ -100,6 +110,11 @@ impl TaskControl {
     /// Resolves when the task is stopped.
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
+    }
+
+    /// A stamp that tells later whether the task was held (paused, or under manual control) since.
+    pub fn stamp(&self) -> HoldStamp {
+        HoldStamp(self.inner.hold.subscribe())
     }
 
     /// Between actions: waits while paused or under manual control; fails once stopped.
@@ -189,6 +204,19 @@ mod tests {
         assert!(c.checkpoint().await.is_ok());
         c.stop();
         assert_eq!(c.checkpoint().await.unwrap_err(), AgentError::stopped());
+    }
+
+    #[test]
+    fn a_stamp_tells_whether_the_task_was_held_since() {
+        let c = control();
+        let stamp = c.stamp();
+        assert!(stamp.unheld());
+        c.pause();
+        c.resume();
+        assert!(!stamp.unheld(), "a pause in between, however short");
+        let stamp = c.stamp();
+        c.set_manual(true);
+        assert!(!stamp.unheld());
     }
 
     #[tokio::test]

@@ -16,13 +16,14 @@ mod sink;
 pub mod trace;
 
 pub use checks::{HumanChecks, TaskChecks};
-pub use control::TaskControl;
+pub use control::{HoldStamp, TaskControl};
 pub use meter::UsageMeter;
 pub use sink::EventSink;
 pub use trace::TraceRecorder;
 
 use async_trait::async_trait;
-use webpilot_browser::{BrowserError, SessionPage};
+use std::sync::{Arc, Mutex};
+use webpilot_browser::{BrowserError, PageSnapshot, SessionPage};
 use webpilot_core::params::TaskLimits;
 use webpilot_core::secrets::Secrets;
 use webpilot_core::{ErrorCode, TaskId};
@@ -51,6 +52,33 @@ pub struct AgentContext {
     pub trace: TraceRecorder,
     /// Human checks (CAPTCHAs, challenge pages) met on the way, and the solver, if any.
     pub checks: TaskChecks,
+    /// The page as just read and not acted on since, for the next reader to take instead of reading it again.
+    pub fresh: FreshSnapshot,
+}
+
+/// A snapshot of the page taken just now and not acted on since. The action cache's lookup leaves the start
+/// page's here; the first reader (the model's first observation, a replay's first step) takes it instead of
+/// reading the page again. Any action and any human check clear it, and it is not taken after the task was
+/// paused or under manual control since it was left.
+#[derive(Clone, Default)]
+pub struct FreshSnapshot(Arc<Mutex<Option<(PageSnapshot, HoldStamp)>>>);
+
+impl FreshSnapshot {
+    pub fn put(&self, snap: PageSnapshot, stamp: HoldStamp) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some((snap, stamp));
+        }
+    }
+
+    /// The snapshot, if it is still what the page shows.
+    pub fn take(&self) -> Option<PageSnapshot> {
+        let (snap, stamp) = self.0.lock().ok()?.take()?;
+        stamp.unheld().then_some(snap)
+    }
+
+    pub fn clear(&self) {
+        let _ = self.take();
+    }
 }
 
 /// A task's failure, with the code reported on poll and events.

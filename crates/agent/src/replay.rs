@@ -84,7 +84,10 @@ async fn replay_step(ctx: &AgentContext, step: &TraceStep) -> Result<Option<Outc
     }
     let action = match &step.target {
         Some(locator) => {
-            let snap = ctx.page.snapshot().await.map_err(|e| e.to_string())?;
+            let snap = match ctx.fresh.take() {
+                Some(fresh) => fresh,
+                None => ctx.page.snapshot().await.map_err(|e| e.to_string())?,
+            };
             let index = find(ctx, &snap, locator)
                 .await
                 .ok_or_else(|| format!("no single {} {:?} on the page any more", locator.kind, locator.name))?;

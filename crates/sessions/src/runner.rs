@@ -57,7 +57,16 @@ pub(crate) fn spawn(
     let live = LiveTask::new(task_id.clone(), session_id, control.clone(), meter.clone(), structured);
     page.policy().set(task.limits.avoid_domains.clone());
     let trace = live.trace.clone();
-    let ctx = AgentContext { page, control, events: sink, usage: meter, secrets: secrets.clone(), trace, checks };
+    let ctx = AgentContext {
+        page,
+        control,
+        events: sink,
+        usage: meter,
+        secrets: secrets.clone(),
+        trace,
+        checks,
+        fresh: Default::default(),
+    };
     let report_to = live.clone();
     let max = Duration::from_millis(task.limits.max_duration_ms);
     let starting_url = task.limits.starting_url.clone();

@@ -65,6 +65,7 @@ pub async fn on_page(ctx: &AgentContext) -> Result<Option<(Challenge, String)>, 
 /// passed; fails only when the task is stopped.
 pub async fn before_step(ctx: &AgentContext) -> Result<Option<String>, AgentError> {
     let Some((challenge, url)) = on_page(ctx).await? else { return Ok(None) };
+    ctx.fresh.clear();
     let kind = challenge.kind;
     let key = (kind, url.clone());
     if ctx.checks.was_passed(&key) {

@@ -57,6 +57,7 @@ async fn locate(ctx: &AgentContext, snap: &PageSnapshot, index: u32) -> Option<L
 }
 
 pub async fn run(action: &Action, ctx: &AgentContext) -> Result<Outcome, AgentError> {
+    ctx.fresh.clear();
     let page = &ctx.page;
     let control = &ctx.control;
     let detail = match action {

@@ -66,7 +66,10 @@ impl ModelAgent {
     ) -> Result<Observed, AgentError> {
         let page = &ctx.page;
         let tabs = ctx.control.act(page.tabs()).await.unwrap_or_default();
-        let snapshot = ctx.control.guard(page.snapshot()).await?;
+        let snapshot = match ctx.fresh.take() {
+            Some(fresh) => Ok(fresh),
+            None => ctx.control.guard(page.snapshot()).await?,
+        };
         let snapshot = match snapshot {
             Ok(s) => s,
             // The model is told and may navigate the tab again, or use another one.
