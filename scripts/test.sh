@@ -40,12 +40,12 @@ bash scripts/check-deploy.sh
 # The PostgreSQL pass leaves out the integration modules whose subject is the browser or a wire protocol, not
 # stored state: the DevTools relay, the live view and WebRTC, egress, page observation and input, the Chromium
 # pool and its faults, the browser's own behaviour (storage per context, input, upstream proxies, identity, human
-# checks, vision's screenshots, the edge cases of dialogs and stops), the console, the OpenAPI document's
+# checks, vision's screenshots and their marks, the edge cases of dialogs and stops), the console, the OpenAPI document's
 # generators and fuzzer, metrics, MCP's memory limits and socket ids. They store only what every other module
 # stores too (a user, a key, a session row); they run on SQLite above. Every module that reads or writes tasks, files, recordings, profiles, webhooks, balances, usage,
 # keys or cluster state runs on both. The SDKs' tests (sdk_python, sdk_typescript) run once too: their subject is
 # the client, and every route they call is tested on both stores by its own module.
-PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser|browser_faults|remote_browser|pool|proxies|identity|human_checks|vision|edge_cases|console|openapi|metrics|mcp_limits|socket_security|sdk_python|sdk_typescript'
+PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser|browser_faults|remote_browser|pool|proxies|identity|human_checks|vision|marks|edge_cases|console|openapi|metrics|mcp_limits|socket_security|sdk_python|sdk_typescript'
 
 status=0
 # House rules as code: formatting and clippy (with the workspace lints of Cargo.toml) fail the run too.
