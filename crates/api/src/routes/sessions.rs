@@ -169,9 +169,11 @@ pub struct LiveSession {
     /// When the session started (ISO 8601).
     created_at: String,
     state: SessionActivity,
-    /// The active tab's address; `null` when the browser did not tell it within 2 s.
+    /// The active tab's address; `null` when the browser did not tell it within 2 s. Always sent.
+    #[schema(required = true)]
     url: Option<String>,
-    /// The active tab's title; `null` when the browser did not tell it within 2 s.
+    /// The active tab's title; `null` when the browser did not tell it within 2 s. Always sent.
+    #[schema(required = true)]
     title: Option<String>,
 }
 

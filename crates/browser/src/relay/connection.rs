@@ -233,7 +233,7 @@ impl Relay {
             Verdict::Forward if method == "Page.close" => self.last_page_refusal(session).unwrap_or(Verdict::Forward),
             v => v,
         };
-        if !matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+        if !verdict.forwards() {
             tracing::debug!(method, "a DevTools client's command was answered by the relay");
         }
         let then = match method {
@@ -249,7 +249,7 @@ impl Relay {
             },
             _ => Then::Pass,
         };
-        if matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+        if verdict.forwards() {
             // Counted from now on, so the next command in a burst sees this one's page.
             match &then {
                 Then::Created(_) => self.scope.creating += 1,
@@ -272,6 +272,7 @@ impl Relay {
                 };
                 self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
             }
+            Verdict::ForwardAs(m, p) => self.send_browser(m, p, Some(&target_session), Pending::Client { id, then }),
             Verdict::Answer(result) => self.reply(id, session, result).await,
             Verdict::Refuse(why) => self.reply_error(id, session, -32000, &why).await,
             Verdict::Emulate(e) => self.emulate(e, id, params).await,
