@@ -252,10 +252,8 @@ impl Relay {
         if verdict.forwards() {
             // Counted from now on, so the next command in a burst sees this one's page.
             match &then {
-                Then::Created(_) => self.scope.creating += 1,
-                Then::Closing(t) => {
-                    self.scope.closing.insert(t.clone());
-                }
+                Then::Created(_) => self.scope.creating(),
+                Then::Closing(t) => self.scope.closing(t),
                 _ => {}
             }
         }
@@ -358,15 +356,13 @@ impl Relay {
             Then::Closing(target) => {
                 let failed = v.get("error").is_some() || v.pointer("/result/success") == Some(&Value::Bool(false));
                 if failed {
-                    self.scope.closing.remove(&target);
+                    self.scope.close_failed(&target);
                 }
             }
             Then::Created(go) => {
-                self.scope.creating = self.scope.creating.saturating_sub(1);
-                if let Some(target) = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned) {
-                    if !self.scope.targets.contains_key(&target) {
-                        self.scope.unseen.insert(target.clone());
-                    }
+                let made = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned);
+                self.scope.created(made.as_deref());
+                if let Some(target) = made {
                     let opened = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("");
                     let url = go.clone().unwrap_or_else(|| opened.to_owned());
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());

@@ -9,7 +9,7 @@ mod connection;
 mod emulate;
 pub mod queue;
 mod rules;
-mod scope;
+pub(crate) mod scope;
 mod viewport;
 
 use crate::error::BrowserError;
@@ -34,6 +34,8 @@ pub struct DevtoolsScope {
     /// The context's download events, for a client that enables them (Playwright's `download` event).
     pub(crate) downloads: Option<tokio::sync::broadcast::Sender<String>>,
     pub(crate) max_tabs: usize,
+    /// What the session's DevTools connections have under way with its pages (one cap for all of them).
+    pub(crate) claims: Arc<scope::TabClaims>,
     pub(crate) timeout: Duration,
 }
 
@@ -83,7 +85,10 @@ impl DevtoolsScope {
                 (tx, rx, tasks.into_iter().map(tokio_util::task::AbortOnDropHandle::new).collect())
             }
         };
-        let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs);
+        let session = self.tabs.clone();
+        let session_tabs: scope::SessionTabs =
+            Box::new(move || session.upgrade().map(|i| i.tab_ids()).unwrap_or_default());
+        let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs, (self.claims, session_tabs));
         let (adopted_tx, mut adopted) = mpsc::unbounded_channel();
         let tabs = self.tabs.clone();
         let mut downloads = self.downloads.as_ref().map(tokio::sync::broadcast::Sender::subscribe);
