@@ -51,6 +51,7 @@ mod pool;
 mod profile_imports;
 mod profiles;
 mod proxies;
+mod proxies_https;
 mod ratelimit;
 mod recording_storage;
 mod recordings;
