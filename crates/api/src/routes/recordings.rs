@@ -7,6 +7,7 @@
 
 use super::recording_files::{self, Place};
 use crate::auth::AuthUser;
+use crate::body::Valid;
 use crate::error::{ErrorBody, ErrorResponse};
 use crate::openapi::RECORDINGS;
 use crate::paging::Page;
@@ -20,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+use webpilot_core::params::LinkRequest;
 use webpilot_core::{ApiError, ErrorCode, UserId};
 use webpilot_liveview::files;
 use webpilot_liveview::timeline::Entry;
@@ -314,12 +316,9 @@ pub async fn share(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
     Path(session_id): Path<String>,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    Valid(link): Valid<LinkRequest<DEFAULT_LINK_SECONDS, MAX_LINK_SECONDS>>,
 ) -> Result<Json<RecordingLink>, ErrorResponse> {
-    let body = crate::body::parse_json(body)?;
-    let ttl = webpilot_core::params::Fields::of(&body, "request body")?
-        .opt_u64_in("ttlSeconds", 1, MAX_LINK_SECONDS)?
-        .unwrap_or(DEFAULT_LINK_SECONDS);
+    let ttl = link.ttl_seconds;
     let r = owned(&state, &user, &session_id).await?;
     let expires = chrono::Utc::now().timestamp().saturating_add_unsigned(ttl);
     let token = state.stream_key.issue(&r.session_id, Scope::Recording, expires);

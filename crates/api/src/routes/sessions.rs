@@ -2,10 +2,10 @@
 //! tasks (GET /start/sessions/{sessionId}/tasks) and GET /proxies.
 
 use crate::auth::AuthUser;
-use crate::body::parse_json;
+use crate::body::Valid;
 use crate::calls::{self, Sent};
 use crate::error::{ApiResult, ErrorBody};
-use crate::openapi::requests::{RunTaskRequest, SendMessageRequest, StartSessionRequest};
+use crate::openapi::requests::{self as doc, SendMessageRequest};
 use crate::openapi::SESSIONS;
 use crate::paging::Page;
 use crate::path::Path;
@@ -14,15 +14,13 @@ use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::views;
 use crate::views::{SendMessageResponse, SessionStarted, TaskAfterWait};
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
 use chrono::SecondsFormat;
 use serde::Serialize;
 use utoipa::ToSchema;
-use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
+use webpilot_core::params::{RunTaskRequest, SendMessage, StartSessionRequest, MAX_DURATION_MS};
 use webpilot_core::proxies::ShownProxy;
 use webpilot_core::ApiError;
 use webpilot_sessions::{Activity, TaskEntry, TaskView};
@@ -30,7 +28,7 @@ use webpilot_store::rfc3339;
 
 /// Starts a session (and its initial task when `taskDetails` is given, without waiting for it).
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
-    request_body(content = StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
+    request_body(content = doc::StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
     responses(
         (status = 200, description = "The session started", body = SessionStarted),
         (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (out of bounds), `INVALID_TASK_DETAILS`", body = ErrorBody),
@@ -47,15 +45,14 @@ use webpilot_store::rfc3339;
 pub async fn start_session(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(StartSessionRequest(params)): Valid<StartSessionRequest>,
 ) -> ApiResult<Json<SessionStarted>> {
-    let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::StartSession)?;
     Ok(Json(calls::start_session(&state, &user, params).await?))
 }
 
 /// Starts a session with one task, waits up to 50 s for the task, and ends the session when the task does.
 #[utoipa::path(post, path = "/start/run-task", operation_id = "runTask", tag = SESSIONS, security(("apiKey" = [])),
-    request_body(content = RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
+    request_body(content = doc::RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
     responses(
         (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait,
             headers(("x-webpilot-recording" = String, description = "`on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED`"))),
@@ -73,9 +70,8 @@ pub async fn start_session(
 pub async fn run_task(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(RunTaskRequest(params)): Valid<RunTaskRequest>,
 ) -> ApiResult<impl IntoResponse> {
-    let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::RunTask)?;
     let (outcome, recording) = calls::run_task(&state, &user, params).await?;
     Ok((views::recording_header(recording), Json(outcome)))
 }
@@ -101,9 +97,8 @@ pub async fn run_task(
 pub async fn send_message(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(msg): Valid<SendMessage>,
 ) -> ApiResult<Json<SendMessageResponse>> {
-    let msg = SendMessage::parse(&parse_json(body)?)?;
     Ok(Json(match calls::send(&state, &user, msg).await? {
         Sent::Task(task) => SendMessageResponse::Task(Box::new(calls::finish(&state, &task).await?)),
         Sent::Ack(ack) => SendMessageResponse::Ack(ack),

@@ -4,20 +4,19 @@
 //! `webpilot-webhooks` worker's; the messages are queued by the store with the state they describe.
 
 use crate::auth::AuthUser;
-use crate::body::parse_json;
+use crate::body::Valid;
 use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
 use crate::openapi::requests::NewWebhookRequest;
 use crate::openapi::WEBHOOKS;
 use crate::path::Path;
 use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
+use webpilot_core::params::RequestBody;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::{now_ms, rfc3339, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
 use webpilot_webhooks::{check_url, new_secret};
@@ -128,10 +127,16 @@ fn invalid(message: impl Into<String>) -> ApiError {
 }
 
 /// What `POST /webhooks` asks for, checked.
-struct NewWebhook {
+pub struct NewWebhook {
     url: String,
     events: Vec<String>,
     description: Option<String>,
+}
+
+impl RequestBody for NewWebhook {
+    fn from_json(body: &Value) -> Result<Self, ApiError> {
+        parse_new(body)
+    }
 }
 
 fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
@@ -193,9 +198,8 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
 pub async fn create(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(new): Valid<NewWebhook>,
 ) -> Result<Json<WebhookCreated>, ErrorResponse> {
-    let new = parse_new(&parse_json(body)?)?;
     check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
     let secret = new_secret();
     let max = MAX_WEBHOOKS_PER_USER as i64;
