@@ -6,7 +6,6 @@
 pub mod events;
 mod links;
 pub mod protocols;
-pub mod requests;
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -69,7 +68,7 @@ pub const CACHE: &str = "cache";
         events::InstanceDisconnectedEvent,
         events::WebhookMessage,
         events::WebhookEventType,
-        requests::Message,
+        webpilot_core::params::Message,
     )),
     tags(
         (name = SESSIONS, description = "Sessions and their messages"),

@@ -48,7 +48,7 @@ fn share() {}
 /// `KEY_PRESS`, `SCROLL`, `UPLOAD`, …).
 #[utoipa::path(post, path = "/stream/{sessionId}/interaction", operation_id = "interactStream", tag = LIVE_VIEW,
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
-    request_body(content = crate::openapi::requests::Interaction, description = "An interaction action"),
+    request_body(content = webpilot_core::params::InteractionRequest, description = "An interaction action"),
     responses(
         (status = 200, description = "`{success, message}`", body = Object),
         (status = 400, description = "`INVALID_PARAMS` (also a malformed query string), `MISSING_REQUIRED_FIELD`", body = ErrorBody),

@@ -6,7 +6,6 @@ use super::openai::error_body;
 use super::openai::OpenAiErrorBody;
 use crate::body::Valid;
 use crate::error::ErrorResponse;
-use crate::openapi::requests::ChatCompletionRequest;
 use crate::openapi::OPENAI;
 use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
@@ -33,7 +32,7 @@ const WAIT_SLACK: Duration = Duration::from_secs(10);
 /// Runs one task in a new session, OpenAI-style; with `stream: true` the answer is Server-Sent Events
 /// (`data: <chunk>` lines, then `data: [DONE]`).
 #[utoipa::path(post, path = "/v1/chat/completions", operation_id = "chatCompletions", tag = OPENAI, security(("apiKey" = [])),
-    request_body(content = ChatCompletionRequest),
+    request_body(content = ChatRequest),
     responses(
         (status = 200, description = "The completion; with `stream: true`, `text/event-stream` chunks (`chat.completion.chunk`)",
             content((ChatCompletion = "application/json"), (String = "text/event-stream")),

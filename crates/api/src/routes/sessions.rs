@@ -5,7 +5,6 @@ use crate::auth::AuthUser;
 use crate::body::Valid;
 use crate::calls::{self, Sent};
 use crate::error::{ApiResult, ErrorBody};
-use crate::openapi::requests::{self as doc, SendMessageRequest};
 use crate::openapi::SESSIONS;
 use crate::paging::Page;
 use crate::path::Path;
@@ -28,7 +27,7 @@ use webpilot_store::rfc3339;
 
 /// Starts a session (and its initial task when `taskDetails` is given, without waiting for it).
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
-    request_body(content = doc::StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
+    request_body(content = StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
     responses(
         (status = 200, description = "The session started", body = SessionStarted),
         (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (out of bounds), `INVALID_TASK_DETAILS`", body = ErrorBody),
@@ -52,7 +51,7 @@ pub async fn start_session(
 
 /// Starts a session with one task, waits up to 50 s for the task, and ends the session when the task does.
 #[utoipa::path(post, path = "/start/run-task", operation_id = "runTask", tag = SESSIONS, security(("apiKey" = [])),
-    request_body(content = doc::RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
+    request_body(content = RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
     responses(
         (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait,
             headers(("x-webpilot-recording" = String, description = "`on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED`"))),
@@ -79,7 +78,7 @@ pub async fn run_task(
 /// Sends a message to a session: a new task (answered after up to 50 s, like run-task), a state
 /// command, an interaction or a guardrail answer (answered at once).
 #[utoipa::path(post, path = "/start/send-message", operation_id = "sendMessage", tag = SESSIONS, security(("apiKey" = [])),
-    request_body(content = SendMessageRequest),
+    request_body(content = SendMessage),
     responses(
         (status = 200, description = "An ack, or the new task's outcome", body = SendMessageResponse),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (sessionId, message, fields of the message), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),

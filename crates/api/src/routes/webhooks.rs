@@ -7,7 +7,6 @@ use crate::auth::AuthUser;
 use crate::body::Valid;
 use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
-use crate::openapi::requests::NewWebhookRequest;
 use crate::openapi::WEBHOOKS;
 use crate::path::Path;
 use crate::state::AppState;
@@ -126,10 +125,17 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidParams, message)
 }
 
-/// What `POST /webhooks` asks for, checked.
+/// The body of `POST /webhooks`.
+#[derive(ToSchema)]
+#[schema(as = NewWebhookRequest)]
 pub struct NewWebhook {
+    /// An absolute http or https URL whose host resolves only to public addresses.
+    #[schema(max_length = 2048)]
     url: String,
+    /// The event types to deliver (all of them when absent).
+    #[schema(value_type = Option<Vec<crate::openapi::events::WebhookEventType>>)]
     events: Vec<String>,
+    #[schema(max_length = 256)]
     description: Option<String>,
 }
 
@@ -186,7 +192,7 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
 
 /// `POST /webhooks {url, events?, description?}`.
 #[utoipa::path(post, path = "/webhooks", operation_id = "createWebhook", tag = WEBHOOKS, security(("apiKey" = [])),
-    request_body(content = NewWebhookRequest),
+    request_body(content = NewWebhook),
     responses(
         (status = 200, description = "Registered; the `whsec_` secret is shown once", body = WebhookCreated),
         (status = 400, description = "`INVALID_PARAMS` (bad or refused url, unknown event, too many webhooks), `INVALID_PARAMETER` (`events: []`; omit `events` for all of them), `MISSING_REQUIRED_FIELD`", body = ErrorBody),

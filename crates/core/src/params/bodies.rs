@@ -1,11 +1,44 @@
 //! The request bodies of the HTTP interface, each read through [`RequestBody`] by the same validators
-//! MCP's tools and the socket's messages use: start-session, run-task, send-message, a live-view
-//! interaction and a link's lifetime.
+//! MCP's tools and the socket's messages use, and each documented (`ToSchema`) by its wire shape in
+//! `params::schema`: start-session, run-task, send-message and its messages, a live-view interaction,
+//! chat completions, and a link's lifetime.
 
-use super::{Fields, Message, SendMessage, SessionOrigin, SessionParams};
+use super::{schema, Fields, Message, SendMessage, SessionOrigin, SessionParams};
+use crate::chat::ChatRequest;
 use crate::error::ApiError;
 use crate::fields::RequestBody;
 use serde_json::{json, Value};
+use std::borrow::Cow;
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{PartialSchema, ToSchema};
+
+/// `$request`'s schema is `$wire`'s: its name, its schema and the components it refers to.
+macro_rules! documented_by {
+    ($($request:ty => $wire:ty),* $(,)?) => {$(
+        impl PartialSchema for $request {
+            fn schema() -> RefOr<Schema> {
+                <$wire as PartialSchema>::schema()
+            }
+        }
+        impl ToSchema for $request {
+            fn name() -> Cow<'static, str> {
+                <$wire as ToSchema>::name()
+            }
+            fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+                <$wire as ToSchema>::schemas(schemas)
+            }
+        }
+    )*};
+}
+
+documented_by!(
+    StartSessionRequest => schema::StartSessionRequest,
+    RunTaskRequest => schema::RunTaskRequest,
+    SendMessage => schema::SendMessageRequest,
+    Message => schema::Message,
+    InteractionRequest => schema::Interaction,
+    ChatRequest => schema::ChatCompletionRequest,
+);
 
 /// The body of `POST /start/start-session`: session parameters, every one optional.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,6 +13,7 @@ pub use bodies::{InteractionRequest, LinkRequest, RunTaskRequest, StartSessionRe
 use serde_json::Value;
 
 mod bodies;
+mod schema;
 
 /// Default and maximum session / task duration (ms).
 pub const MAX_DURATION_MS: u64 = 300_000;
