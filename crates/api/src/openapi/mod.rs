@@ -3,6 +3,7 @@
 //! without its entry); this module adds what is shared: the API-key security scheme, the rate-limit
 //! headers of the limited operations, and the Socket.IO and webhook schemas.
 
+pub mod errors;
 pub mod events;
 mod links;
 pub mod protocols;

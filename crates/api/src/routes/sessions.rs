@@ -5,6 +5,7 @@ use crate::auth::AuthUser;
 use crate::body::Valid;
 use crate::calls::{self, Sent};
 use crate::error::{ApiResult, ErrorBody};
+use crate::openapi::errors::{AuthErrors, BodyErrors};
 use crate::openapi::SESSIONS;
 use crate::paging::Page;
 use crate::path::Path;
@@ -29,16 +30,13 @@ use webpilot_store::rfc3339;
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
     request_body(content = StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "The session started", body = SessionStarted),
         (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (out of bounds), `INVALID_TASK_DETAILS`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
         (status = 404, description = "`TASK_NOT_FOUND` (`replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE` (another live session persists this profile)", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = ErrorBody),
     ))]
 pub async fn start_session(
@@ -53,17 +51,14 @@ pub async fn start_session(
 #[utoipa::path(post, path = "/start/run-task", operation_id = "runTask", tag = SESSIONS, security(("apiKey" = [])),
     request_body(content = RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait,
             headers(("x-webpilot-recording" = String, description = "`on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED`"))),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (taskDetails), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
         (status = 404, description = "`TASK_NOT_FOUND` (`replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE` (another live session persists this profile)", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = ErrorBody),
     ))]
 pub async fn run_task(
@@ -80,17 +75,14 @@ pub async fn run_task(
 #[utoipa::path(post, path = "/start/send-message", operation_id = "sendMessage", tag = SESSIONS, security(("apiKey" = [])),
     request_body(content = SendMessage),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "An ack, or the new task's outcome", body = SendMessageResponse),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (sessionId, message, fields of the message), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE` (newTask)", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (unknown, ended, or another user's), `TASK_NOT_FOUND` (a newTask's `replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`TASK_ALREADY_RUNNING`, `INVALID_STATE` (not allowed in the session's state)", body = ErrorBody),
         (status = 410, description = "`SESSION_EXPIRED`", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE`", body = ErrorBody),
     ))]
 pub async fn send_message(
@@ -109,10 +101,8 @@ pub async fn send_message(
 /// doing (its start, state, page address and title).
 #[utoipa::path(get, path = "/start/sessions", operation_id = "listSessions", tag = SESSIONS, security(("apiKey" = [])),
     responses(
+        AuthErrors,
         (status = 200, description = "The caller's live sessions", body = SessionList),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<SessionList> {
     let base = &state.config.public_url;
@@ -217,12 +207,10 @@ impl HistoryStatus {
 #[utoipa::path(get, path = "/start/sessions/{sessionId}/tasks", operation_id = "listSessionTasks", tag = SESSIONS, security(("apiKey" = [])),
     params(("sessionId" = String, Path), Page),
     responses(
+        AuthErrors,
         (status = 200, description = "The session's tasks, newest first", body = SessionTaskList),
         (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string: a repeated parameter, a number that does not fit)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (unknown, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn tasks(
     State(state): State<AppState>,

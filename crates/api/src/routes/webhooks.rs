@@ -7,6 +7,7 @@ use crate::auth::AuthUser;
 use crate::body::Valid;
 use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
+use crate::openapi::errors::{AuthErrorsBrief, BodyErrors};
 use crate::openapi::WEBHOOKS;
 use crate::path::Path;
 use crate::state::AppState;
@@ -194,12 +195,9 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
 #[utoipa::path(post, path = "/webhooks", operation_id = "createWebhook", tag = WEBHOOKS, security(("apiKey" = [])),
     request_body(content = NewWebhook),
     responses(
+        AuthErrorsBrief, BodyErrors,
         (status = 200, description = "Registered; the `whsec_` secret is shown once", body = WebhookCreated),
         (status = 400, description = "`INVALID_PARAMS` (bad or refused url, unknown event, too many webhooks), `INVALID_PARAMETER` (`events: []`; omit `events` for all of them), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
     ))]
 pub async fn create(
     State(state): State<AppState>,
@@ -221,9 +219,7 @@ pub async fn create(
 
 /// `GET /webhooks`.
 #[utoipa::path(get, path = "/webhooks", operation_id = "listWebhooks", tag = WEBHOOKS, security(("apiKey" = [])),
-    responses((status = 200, description = "The caller's webhooks (never a secret)", body = WebhookList), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "The caller's webhooks (never a secret)", body = WebhookList)))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<WebhookList>, ErrorResponse> {
     let hooks = state.store.list_webhooks(&user.id).await?;
     Ok(Json(WebhookList { success: true, webhooks: hooks.into_iter().map(WebhookView::from).collect() }))
@@ -231,9 +227,7 @@ pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Re
 
 /// `DELETE /webhooks/{id}`: its undelivered messages are dropped.
 #[utoipa::path(delete, path = "/webhooks/{webhookId}", operation_id = "deleteWebhook", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
-    responses((status = 200, description = "Deleted", body = Done), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "Deleted", body = Done), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -247,9 +241,7 @@ pub async fn remove(
 
 /// `POST /webhooks/{id}/rotate-secret`.
 #[utoipa::path(post, path = "/webhooks/{webhookId}/rotate-secret", operation_id = "rotateWebhookSecret", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
-    responses((status = 200, description = "The new secret, shown once", body = SecretRotated), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "The new secret, shown once", body = SecretRotated), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody)))]
 pub async fn rotate_secret(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -270,9 +262,7 @@ pub async fn rotate_secret(
 
 /// `GET /webhooks/{id}/deliveries`: the latest attempts, newest first.
 #[utoipa::path(get, path = "/webhooks/{webhookId}/deliveries", operation_id = "listWebhookDeliveries", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
-    responses((status = 200, description = "The latest 100 attempts, newest first", body = DeliveryList), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "The latest 100 attempts, newest first", body = DeliveryList), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody)))]
 pub async fn deliveries(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
