@@ -151,9 +151,25 @@ pub async fn fetch(
 ) -> Result<Response, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    let Some(meta) = state.store.get_file(&session, &name).await? else {
+    let Some(mut meta) = state.store.get_file(&session, &name).await? else {
         return Err(ApiError::code(ErrorCode::FileNotFound).into());
     };
+    // A row from before the blob store keeps its bytes, unless they were moved into it just now (`relocate`
+    // at a node's start): then its row says where they are.
+    let mut kept = None;
+    if meta.place() == FilePlace::Database {
+        match state.store.file_content(&session, &meta.name).await? {
+            Some(content) => kept = Some(content),
+            None => {
+                meta = state
+                    .store
+                    .get_file(&session, &name)
+                    .await?
+                    .filter(|m| m.place() != FilePlace::Database)
+                    .ok_or_else(gone)?
+            }
+        }
+    }
     let mime = HeaderValue::from_str(&meta.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
     // The name is sent percent-encoded (RFC 6266 `filename*`), so no character of it can break the header.
     let encoded: String = url::form_urlencoded::byte_serialize(meta.name.as_bytes()).collect();
@@ -164,13 +180,7 @@ pub async fn fetch(
             let (parts, body) = request.into_parts();
             return Ok(crate::forward::forward(&state, &address, parts, body).await);
         }
-        // A file stored before the blob store keeps its bytes in its row.
-        _ if meta.place() == FilePlace::Database => {
-            let Some(content) = state.store.file_content(&session, &meta.name).await? else {
-                return Err(ApiError::code(ErrorCode::FileNotFound).into());
-            };
-            ([(CONTENT_TYPE, mime)], content).into_response()
-        }
+        _ if kept.is_some() => ([(CONTENT_TYPE, mime)], kept.unwrap_or_default()).into_response(),
         Holder::Here | Holder::Shared(_) => {
             let (blobs, key) = state.manager.files().holder(&meta).map_err(unreadable)?.ok_or_else(gone)?;
             held::serve_blob(blobs, key, mime, request.headers(), gone).await?
