@@ -47,6 +47,7 @@ mod observation;
 mod one_time_codes;
 mod openapi;
 mod persistence;
+mod point_secrets;
 mod pool;
 mod profile_imports;
 mod profiles;
