@@ -45,7 +45,7 @@ bash scripts/check-deploy.sh
 # stores too (a user, a key, a session row); they run on SQLite above. Every module that reads or writes tasks, files, recordings, profiles, webhooks, balances, usage,
 # keys or cluster state runs on both. The SDKs' tests (sdk_python, sdk_typescript) run once too: their subject is
 # the client, and every route they call is tested on both stores by its own module.
-PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser|browser_faults|remote_browser|pool|proxies|identity|human_checks|vision|marks|edge_cases|console|openapi|metrics|mcp_limits|socket_security|sdk_python|sdk_typescript'
+PG_SKIP='cdp|cdp_client|cdp_limits|cdp_tenants|devtools|devtools_clients|devtools_downloads|live_view|live_view_secrets|whep|egress|net_errors|observation|input_rules|browser|browser_faults|remote_browser|pool|proxies|proxies_https|identity|human_checks|vision|marks|point_secrets|edge_cases|console|openapi|metrics|mcp_limits|socket_security|sdk_python|sdk_typescript'
 
 status=0
 # House rules as code: formatting and clippy (with the workspace lints of Cargo.toml) fail the run too.

@@ -48,6 +48,31 @@ pub struct BrowserSettings {
     pub max_file_bytes: u64,
     /// Most bytes of downloads one session's context keeps.
     pub max_session_file_bytes: u64,
+    /// Public keys whose certificate chains local Chromium accepts though no public CA signed them.
+    pub trusted_keys: Vec<TrustedKey>,
+}
+
+/// A public key the operator trusts for TLS in the browser (`--browser-trust-spki`): the base64 SHA-256 of
+/// a certificate's SubjectPublicKeyInfo, as Chromium's `--ignore-certificate-errors-spki-list` takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustedKey(String);
+
+impl TrustedKey {
+    /// Checks that `value` is base64 of 32 bytes (a SHA-256 hash).
+    pub fn parse(value: &str) -> Result<Self, String> {
+        use base64::Engine;
+        let value = value.trim();
+        match base64::engine::general_purpose::STANDARD.decode(value) {
+            Ok(hash) if hash.len() == 32 => Ok(TrustedKey(value.to_owned())),
+            _ => Err("expected the base64 SHA-256 hash of a certificate's public key (44 characters)".into()),
+        }
+    }
+
+    /// Chromium's flag for these keys; none when there are none.
+    pub(crate) fn flag(keys: &[TrustedKey]) -> Option<String> {
+        let list: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+        (!list.is_empty()).then(|| format!("--ignore-certificate-errors-spki-list={}", list.join(",")))
+    }
 }
 
 impl Default for BrowserSettings {
@@ -71,6 +96,23 @@ impl Default for BrowserSettings {
             egress_listen: std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             max_file_bytes: 50 * 1024 * 1024,
             max_session_file_bytes: 200 * 1024 * 1024,
+            trusted_keys: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TrustedKey;
+
+    #[test]
+    fn a_trusted_key_is_a_base64_sha256_and_becomes_one_chromium_flag() {
+        let key = "7Qn4shQsdVqmOJhcSV7k42IVNpFmolyoIPBUnGYLbsg=";
+        let keys = [TrustedKey::parse(key).expect("a hash"), TrustedKey::parse(&format!(" {key} ")).expect("trimmed")];
+        assert_eq!(TrustedKey::flag(&keys), Some(format!("--ignore-certificate-errors-spki-list={key},{key}")));
+        assert_eq!(TrustedKey::flag(&[]), None);
+        for bad in ["", "not base64!", "AAAA", "7Qn4shQsdVqmOJhcSV7k42IVNpFmolyoIPBUnGYLbsgA"] {
+            assert!(TrustedKey::parse(bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -3,6 +3,9 @@
 //! `Browser.downloadProgress`. A watcher task keeps the ones of its context (a download's frame names its
 //! target, whose context is asked for), cancels any that passes a size cap, and hands each finished file's
 //! bytes to the session (the file is removed from disk at once, so no partial or finished file stays).
+//! DevTools clients that enabled download events hear of each download of the context: at its begin, or,
+//! for a frame that is no target of its own (a same-origin iframe), begin and end together once its file
+//! is found in the context's directory.
 
 use crate::error::{within, BrowserError};
 use crate::process::BrowserProcess;
@@ -138,6 +141,7 @@ struct Tracked {
     /// The frame's target is of this context; false when it could not be told (a same-process frame):
     /// then the file's presence in this context's directory decides, at its end.
     sure: bool,
+    frame: String,
 }
 
 struct Watch {
@@ -192,14 +196,11 @@ impl Watch {
             },
             Err(_) => false,
         };
+        let frame = e.frame_id.inner().clone();
+        let tracked = Tracked { suggested: e.suggested_filename.clone(), url: e.url.clone(), sure, frame };
         if sure {
-            // As Chromium tells a client that enabled download events (the file itself stays the service's).
-            let params = json!({ "frameId": e.frame_id.inner(), "guid": e.guid, "url": e.url,
-                "suggestedFilename": e.suggested_filename });
-            let _ = self.events.send(json!({ "method": "Browser.downloadWillBegin", "params": params }).to_string());
-            self.announced.insert(e.guid.clone());
+            self.tell_begin(&e.guid, &tracked);
         }
-        let tracked = Tracked { suggested: e.suggested_filename.clone(), url: e.url.clone(), sure };
         self.tracked.insert(e.guid.clone(), tracked);
         if let Some(early) = self.unclaimed.claim(&e.guid) {
             self.progressed(&early).await;
@@ -239,6 +240,11 @@ impl Watch {
                 match content {
                     Ok(content) if content.len() as u64 > allowed => self.refuse(t.suggested, allowed),
                     Ok(content) => {
+                        if !t.sure {
+                            // Its file is in this context's directory: it was the session's after all.
+                            self.tell_begin(&e.guid, &t);
+                            self.tell_progress(e);
+                        }
                         self.used += content.len() as u64;
                         let _ = self.tx.send(DownloadOutcome::Saved { suggested: t.suggested, url: t.url, content });
                     }
@@ -247,6 +253,14 @@ impl Watch {
                 }
             }
         }
+    }
+
+    /// Tells DevTools clients that enabled download events of a download's begin, as Chromium would (the
+    /// file itself stays the service's).
+    fn tell_begin(&mut self, guid: &str, t: &Tracked) {
+        let params = json!({ "frameId": t.frame, "guid": guid, "url": t.url, "suggestedFilename": t.suggested });
+        let _ = self.events.send(json!({ "method": "Browser.downloadWillBegin", "params": params }).to_string());
+        self.announced.insert(guid.to_owned());
     }
 
     /// Passes a download's progress on to DevTools clients, once its begin was.

@@ -40,7 +40,7 @@ mod upload;
 mod warm;
 
 pub use challenges::TokenPlaced;
-pub use config::BrowserSettings;
+pub use config::{BrowserSettings, TrustedKey};
 pub use cookies::CookieJar;
 pub use downloads::{DownloadLimits, DownloadOutcome};
 pub use error::BrowserError;

@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     pub(crate) identity: Mutex<Option<Arc<crate::identity::Applied>>>,
     /// The address of the last document opened that came with `cf-mitigated: challenge` (`challenges.rs`).
     pub(crate) challenge_served: Mutex<Option<String>>,
+    /// Pages the session's DevTools connections are opening or closing (`relay/scope.rs`).
+    pub(crate) relay_claims: Arc<crate::relay::scope::TabClaims>,
 }
 
 impl SessionPage {
@@ -95,6 +97,7 @@ impl SessionPage {
             download_events,
             identity: Mutex::new(None),
             challenge_served: Mutex::new(None),
+            relay_claims: Default::default(),
         });
         let destroyed = within(
             settings.cdp_timeout,
@@ -130,6 +133,7 @@ impl SessionPage {
             files_dir: self.inner.files_dir.clone(),
             downloads: self.inner.download_events.clone(),
             max_tabs: self.inner.max_tabs,
+            claims: self.inner.relay_claims.clone(),
             timeout: self.inner.cdp_timeout,
         }
     }
@@ -421,6 +425,12 @@ impl Inner {
 
     pub(crate) fn has_tab(&self, target: &TargetId) -> bool {
         self.tab_page(target).is_some()
+    }
+
+    /// The target ids of the session's tabs.
+    pub(crate) fn tab_ids(&self) -> Vec<String> {
+        let Ok(tabs) = self.tabs.lock() else { return Vec::new() };
+        tabs.list.iter().map(|t| t.page.target_id().inner().clone()).collect()
     }
 
     /// The page of tab `target`, if it is one of the session's tabs.

@@ -112,7 +112,9 @@ impl BrowserProcess {
             ("TMPDIR", tmp.display().to_string()),
         ]
         .map(|(k, v)| (k.to_owned(), v));
-        let flags = BASE_ARGS.iter().copied().chain(settings.extra_args.iter().map(String::as_str));
+        let trust = crate::config::TrustedKey::flag(&settings.trusted_keys);
+        let extra = settings.extra_args.iter().chain(&trust).map(String::as_str);
+        let flags = BASE_ARGS.iter().copied().chain(extra);
         let args = crate::launch::arguments(flags, profile.path(), settings.no_sandbox);
         // DevTools goes over a pipe, never a port: only this process can reach the bridge (`pipe.rs`).
         let (mut child, bridge) = crate::launch::spawn(&executable, &args, &env, profile.path())

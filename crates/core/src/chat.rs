@@ -37,6 +37,12 @@ pub fn max_output_tokens(max_tokens: u64) -> u64 {
     max_tokens.clamp(MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)
 }
 
+impl crate::fields::RequestBody for ChatRequest {
+    fn from_json(body: &Value) -> Result<Self, ApiError> {
+        ChatRequest::parse(body)
+    }
+}
+
 impl ChatRequest {
     pub fn parse(body: &Value) -> Result<Self, ApiError> {
         let f = Fields::of(body, "request body")?;

@@ -13,6 +13,20 @@ pub(crate) fn out_of_bounds(msg: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidParameter, msg)
 }
 
+/// A request body: read from its JSON into a validated value, a bad field answered with the spec's
+/// per-field code (`INVALID_PARAMS`, `INVALID_PARAMETER`, `MISSING_REQUIRED_FIELD`, ...). Every transport
+/// reads a body through this (the HTTP extractor, MCP's tool arguments, the socket's messages).
+pub trait RequestBody: Sized {
+    fn from_json(body: &Value) -> Result<Self, ApiError>;
+}
+
+/// Any JSON: a body whose validation belongs to the call it carries (node-to-node calls).
+impl RequestBody for Value {
+    fn from_json(body: &Value) -> Result<Self, ApiError> {
+        Ok(body.clone())
+    }
+}
+
 /// Typed access to the fields of one JSON object, with errors that name the field.
 /// A field set to `null` counts as absent.
 pub struct Fields<'a> {

@@ -1,7 +1,8 @@
 //! Where session files' bytes live: in the blob store the recordings use, as `files/<sessionId>/<id>`,
 //! with their metadata in the database. Without `--object-store` the blob store is this node's folder
 //! (`<data dir>/files/…`), and a file written here is read here (another node forwards to this one);
-//! with it, every node reads them. Rows from before the blob store keep their bytes in the database.
+//! with it, every node reads them. Rows from before the blob store, and a node's folder once it has an object
+//! store, are moved at start ([`FileStore::relocate`]).
 
 use bytes::Bytes;
 use std::os::unix::fs::PermissionsExt;
@@ -71,7 +72,7 @@ impl FileStore {
         user: &UserId,
         file: FileToStore<'_>,
     ) -> Result<FileRecord, FileStoreError> {
-        let key = format!("{FOLDER}/{}/{}", session.as_str(), hex::encode(rand::random::<[u8; 16]>()));
+        let key = new_key(session);
         let blobs = self.shared.as_ref().unwrap_or(&self.local);
         blobs.put(&key, Bytes::copy_from_slice(file.content)).await?;
         if self.shared.is_none() {
@@ -105,10 +106,65 @@ impl FileStore {
 
     /// The whole of `record`'s bytes (`None`: gone meanwhile).
     pub async fn content(&self, session: &SessionId, record: &FileRecord) -> Result<Option<Vec<u8>>, FileStoreError> {
-        match self.holder(record)? {
-            None => Ok(self.store.file_content(session, &record.name).await?),
-            Some((blobs, key)) => Ok(blobs.get(key).await?.map(|b| b.to_vec())),
+        if let Some((blobs, key)) = self.holder(record)? {
+            return Ok(blobs.get(key).await?.map(|b| b.to_vec()));
         }
+        if let Some(content) = self.store.file_content(session, &record.name).await? {
+            return Ok(Some(content));
+        }
+        // Moved into the blob store meanwhile ([`FileStore::relocate`]): read it there.
+        match self.store.get_file(session, &record.name).await? {
+            Some(now) => match self.holder(&now)? {
+                Some((blobs, key)) => Ok(blobs.get(key).await?.map(|b| b.to_vec())),
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// Moves the bytes this node answers for to where it writes new files: rows from before the blob store
+    /// (their bytes in the database) and, when the node has an object store, the files of its own folder
+    /// (written before it had one). Run at start; each file is moved by one node only. Returns how many.
+    pub async fn relocate(&self) -> Result<usize, FileStoreError> {
+        let (mut after, mut moved) = ((String::new(), String::new()), 0);
+        loop {
+            let batch = self.store.files_to_move(&self.node, self.shared.is_some(), (&after.0, &after.1), 32).await?;
+            let Some(last) = batch.last().cloned() else { return Ok(moved) };
+            for (session, name) in batch {
+                match self.relocate_one(&SessionId::from_string(session), &name).await {
+                    Ok(true) => moved += 1,
+                    Ok(false) => {}
+                    Err(e) => tracing::warn!(error = %e, "a session file's bytes could not be moved; they stay"),
+                }
+            }
+            after = last;
+        }
+    }
+
+    /// Moves one file's bytes; false when there was nothing to move (gone, or moved by another node).
+    async fn relocate_one(&self, session: &SessionId, name: &str) -> Result<bool, FileStoreError> {
+        let Some(record) = self.store.get_file(session, name).await? else { return Ok(false) };
+        let content = match record.place() {
+            FilePlace::Database => self.store.file_content(session, name).await?.map(Bytes::from),
+            FilePlace::Node { node, key } if node == self.node && self.shared.is_some() => self.local.get(key).await?,
+            _ => None,
+        };
+        let Some(content) = content else { return Ok(false) };
+        let key = new_key(session);
+        let blobs = self.shared.as_ref().unwrap_or(&self.local);
+        blobs.put(&key, content).await?;
+        if self.shared.is_none() {
+            self.make_private(session, &key).await?;
+        }
+        let blob = FileBlob { key: &key, node_id: &self.node, in_object_store: self.shared.is_some() };
+        if !self.store.move_file(session, name, &record, blob).await? {
+            self.drop_blob(blobs, &key).await;
+            return Ok(false);
+        }
+        if let FilePlace::Node { key: old, .. } = record.place() {
+            self.drop_blob(&self.local, old).await;
+        }
+        Ok(true)
     }
 
     /// Deletes file `name` of `session` and its blob; `None` when there is none. The caller made sure this
@@ -157,6 +213,11 @@ impl FileStore {
             tracing::warn!(error = %e, "a session file's blob could not be removed");
         }
     }
+}
+
+/// A new blob's name for a file of `session`: `files/<sessionId>/<random>`.
+fn new_key(session: &SessionId) -> String {
+    format!("{FOLDER}/{}/{}", session.as_str(), hex::encode(rand::random::<[u8; 16]>()))
 }
 
 #[cfg(test)]

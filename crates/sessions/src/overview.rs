@@ -2,6 +2,7 @@
 //! what it is doing, and its page's address and title; and a session's task history from the store,
 //! with the running task's live state.
 
+pub use crate::actor::Activity;
 use crate::error::SessionError;
 use crate::live::TaskView;
 use crate::manager::SessionManager;
@@ -13,18 +14,6 @@ use webpilot_store::TaskRecord;
 
 /// How long the session list waits for a browser to tell its page's address and title.
 const PAGE_WAIT: Duration = Duration::from_secs(2);
-
-/// What a live session is doing now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Activity {
-    /// No task runs: ready for one, or for manual use.
-    Idle,
-    Running,
-    /// The running task is paused and waits for `resume`.
-    Paused,
-    /// The running task waits for a human's guardrail answer.
-    Guardrail,
-}
 
 /// A live session as the session list shows it.
 #[derive(Debug, Clone)]

@@ -213,13 +213,71 @@ impl Store {
             .await?)
     }
 
-    /// The bytes a row from before the blob store keeps in the database (`FilePlace::Database`).
+    /// The bytes a row from before the blob store keeps in the database (`FilePlace::Database`); `None` when
+    /// it is gone or its bytes were moved to the blob store meanwhile ([`Store::move_file`]).
     pub async fn file_content(&self, session: &SessionId, name: &str) -> Result<Option<Vec<u8>>> {
-        Ok(sqlx::query_scalar("SELECT content FROM files WHERE session_id = $1 AND name = $2")
+        Ok(sqlx::query_scalar("SELECT content FROM files WHERE session_id = $1 AND name = $2 AND storage = $3")
             .bind(session.as_str())
             .bind(name)
+            .bind(DATABASE)
             .fetch_optional(&self.pool)
             .await?)
+    }
+
+    /// Files whose bytes `node` moves to where it writes new ones: rows that keep them in the database and,
+    /// when it has an object store (`object_store`), those in its own folder. `(session id, name)` pairs
+    /// after `after` in that order, `limit` at most.
+    pub async fn files_to_move(
+        &self,
+        node: &str,
+        object_store: bool,
+        after: (&str, &str),
+        limit: i64,
+    ) -> Result<Vec<(String, String)>> {
+        Ok(sqlx::query_as(concat!(
+            "SELECT session_id, name FROM files WHERE (storage = $1 OR (storage = $2 AND node_id = $3 AND $4)) ",
+            "AND (session_id > $5 OR (session_id = $5 AND name > $6)) ORDER BY session_id, name LIMIT $7"
+        ))
+        .bind(DATABASE)
+        .bind(NODE)
+        .bind(node)
+        .bind(object_store)
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// Records that file `name` of `session`, whose bytes were where `from` says, now has them at `to`
+    /// (the row's `content` is emptied). False when the row was deleted or changed meanwhile: then `to`'s
+    /// blob is the caller's to drop.
+    pub async fn move_file(
+        &self,
+        session: &SessionId,
+        name: &str,
+        from: &FileRecord,
+        to: FileBlob<'_>,
+    ) -> Result<bool> {
+        let storage = if to.in_object_store { OBJECT_STORE } else { NODE };
+        retry::on_busy("move a session file's bytes", || async {
+            let moved = sqlx::query(concat!(
+                "UPDATE files SET storage = $1, blob_key = $2, node_id = $3, content = $4 ",
+                "WHERE session_id = $5 AND name = $6 AND storage = $7 AND COALESCE(blob_key, '') = $8"
+            ))
+            .bind(storage)
+            .bind(to.key)
+            .bind(to.node_id)
+            .bind(Vec::<u8>::new())
+            .bind(session.as_str())
+            .bind(name)
+            .bind(from.storage.as_str())
+            .bind(from.blob_key.as_deref().unwrap_or(""))
+            .execute(&self.pool)
+            .await?;
+            Ok(moved.rows_affected() == 1)
+        })
+        .await
     }
 
     /// Removes one file of `session` and returns what it was (its blob is the caller's to delete).
@@ -289,7 +347,7 @@ mod tests {
         assert_eq!((meta.bytes, meta.place()), (70_000, FilePlace::ObjectStore { key: "files/s/2" }));
         let meta = s.get_file(&sid, "a.bin").await.unwrap().expect("stored");
         assert_eq!(meta.place(), FilePlace::Node { node: "n1", key: "files/s/1" });
-        assert_eq!(s.file_content(&sid, "a.bin").await.unwrap(), Some(Vec::new()), "no bytes in the row");
+        assert_eq!(s.file_content(&sid, "a.bin").await.unwrap(), None, "no bytes in the row");
         assert_eq!(s.session_file_bytes(&sid).await.unwrap(), 140_000);
         assert_eq!(s.user_file_bytes(&u.id).await.unwrap(), 140_000, "the quota counts them");
         assert_eq!(s.delete_file(&sid, "a.bin").await.unwrap().map(|r| r.blob_key), Some(Some("files/s/1".into())));
@@ -321,6 +379,42 @@ mod tests {
         assert_eq!((meta.place(), meta.blob_key.as_deref()), (FilePlace::Database, None));
         assert_eq!(s.file_content(&sid, "old.txt").await.unwrap(), Some(b"old".to_vec()));
         assert_eq!(s.purge_files("any", false, 2).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_node_moves_the_rows_it_answers_for_once_and_a_changed_row_is_left() {
+        let (s, _d) = store().await;
+        let u = s.create_user("f", 0).await.unwrap();
+        let sid = SessionId::generate();
+        sqlx::query(
+            "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
+             VALUES ($1, $2, 'old.txt', 3, 'x', 'text/plain', 'upload', 1, $3)",
+        )
+        .bind(sid.as_str())
+        .bind(u.id.as_str())
+        .bind(&b"old"[..])
+        .execute(&s.pool)
+        .await
+        .unwrap();
+        let file =
+            NewFile { name: "n1.txt", mime_type: "text/plain", source: FileSource::Download, content: b"", blob: BLOB };
+        s.insert_file(&sid, &u.id, file).await.unwrap();
+        let other = FileBlob { key: "files/s/9", node_id: "n2", in_object_store: false };
+        s.insert_file(&sid, &u.id, NewFile { name: "n2.txt", blob: other, ..file }).await.unwrap();
+        let first = (sid.as_str(), "");
+        let names = |v: Vec<(String, String)>| v.into_iter().map(|(_, n)| n).collect::<Vec<_>>();
+        assert_eq!(names(s.files_to_move("n1", false, first, 10).await.unwrap()), ["old.txt"]);
+        assert_eq!(names(s.files_to_move("n1", true, first, 10).await.unwrap()), ["n1.txt", "old.txt"]);
+        assert_eq!(names(s.files_to_move("n1", true, (sid.as_str(), "n1.txt"), 10).await.unwrap()), ["old.txt"]);
+
+        let old = s.get_file(&sid, "old.txt").await.unwrap().expect("old");
+        let to = FileBlob { key: "files/s/new", node_id: "n1", in_object_store: true };
+        assert!(s.move_file(&sid, "old.txt", &old, to).await.unwrap());
+        assert!(!s.move_file(&sid, "old.txt", &old, to).await.unwrap(), "moved already: the row changed");
+        let moved = s.get_file(&sid, "old.txt").await.unwrap().expect("moved");
+        assert_eq!((moved.place(), moved.bytes), (FilePlace::ObjectStore { key: "files/s/new" }, 3));
+        assert_eq!(s.file_content(&sid, "old.txt").await.unwrap(), None, "its bytes left the row");
+        assert_eq!(names(s.files_to_move("n1", true, first, 10).await.unwrap()), ["n1.txt"]);
     }
 
     #[tokio::test]

@@ -156,6 +156,7 @@ fn router(state: SiteState) -> Router {
         .route("/pricing/details", get(pages::pricing_details))
         .route("/form", get(pages::form))
         .route("/login", get(login::login))
+        .route("/login/framed", get(login::framed))
         .route("/account", get(account::account))
         .route("/account/login", get(account::login))
         .route("/account/signin", get(account::signin))

@@ -3,6 +3,7 @@
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use webpilot_browser::TrustedKey;
 use webpilot_core::egress::AllowEntry;
 use webpilot_core::proxies::NamedProxy;
 
@@ -43,6 +44,12 @@ pub struct ServeConfig {
     /// host alone).
     #[arg(long, env = "WEBPILOT_EGRESS_LISTEN", default_value = "127.0.0.1")]
     pub egress_listen: std::net::IpAddr,
+    /// Public keys local Chromium accepts TLS certificates for though no public CA signed them (repeatable
+    /// or comma-separated): the base64 SHA-256 of a certificate's SubjectPublicKeyInfo, e.g. of a
+    /// TLS-inspecting upstream proxy's CA or of an internal site's own key. Every certificate error of a
+    /// chain holding such a key is ignored, for any host, so name only keys you hold (docs/security.md).
+    #[arg(long = "browser-trust-spki", env = "WEBPILOT_BROWSER_TRUST_SPKI", value_delimiter = ',', value_parser = TrustedKey::parse)]
+    pub browser_trust_spki: Vec<TrustedKey>,
     /// The unprivileged user Chromium runs as when the service runs as root (its sandbox stays on).
     #[arg(long, env = "WEBPILOT_BROWSER_USER", default_value = "webpilot-browser")]
     pub browser_user: String,

@@ -230,6 +230,7 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         egress_listen: serve.egress_listen,
         max_file_bytes: serve.max_file_bytes,
         max_session_file_bytes: serve.max_session_file_bytes,
+        trusted_keys: serve.browser_trust_spki.clone(),
         ..BrowserSettings::default()
     });
     let profiles = root_keys.profiles(serve)?;

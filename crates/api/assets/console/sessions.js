@@ -12,6 +12,13 @@ on('sessions-changed', () => refresh());
 // A page that moved shows its new title and URL in the list (once a second at most).
 let moved = null;
 on('page-moved', () => { if (!moved) moved = setTimeout(() => { moved = null; refresh(); }, 1000); });
+// A person's click or key may open a tab or follow a link, which sends no event: the list is read again
+// once the page had a moment to load, and once more for a slower one.
+let acted = [];
+on('person-acted', () => {
+  for (const t of acted) clearTimeout(t);
+  acted = [1000, 3000].map((ms) => setTimeout(refresh, ms));
+});
 on('session-ended', () => render());
 on('ids-seen', (ids) => knownSessions(ids));
 

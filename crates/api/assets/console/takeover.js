@@ -1,6 +1,6 @@
 // Taking over the watched session: clicks, double clicks, typing, keys and pastes on the video.
 import { interact } from './channel.js';
-import { $, state, status, log, on } from './ui.js';
+import { $, state, status, log, on, announce } from './ui.js';
 
 const FRAME = { width: 1024, height: 600, band: 155 };
 const SPECIAL_KEYS = new Set(['Enter', 'Escape', 'Tab', 'Backspace', 'Delete', 'ArrowUp', 'ArrowDown',
@@ -35,14 +35,14 @@ function onClick(event) {
   // A second click may follow: wait briefly so a double click is sent as one DOUBLE_CLICK.
   clearTimeout(state.clickTimer);
   if (event.detail >= 2) return;
-  state.clickTimer = setTimeout(() => { interact({ type: 'CLICK', x, y }); log('click', `${x},${y}`); }, 250);
+  state.clickTimer = setTimeout(() => { interact({ type: 'CLICK', x, y }); log('click', `${x},${y}`); announce('person-acted'); }, 250);
 }
 
 function onDoubleClick(event) {
   if (!state.takeover) return;
   clearTimeout(state.clickTimer);
   const { x, y } = framePoint(event);
-  if (y >= FRAME.band) { interact({ type: 'DOUBLE_CLICK', x, y }); log('double click', `${x},${y}`); }
+  if (y >= FRAME.band) { interact({ type: 'DOUBLE_CLICK', x, y }); log('double click', `${x},${y}`); announce('person-acted'); }
 }
 
 function flushTyping() {
@@ -56,6 +56,7 @@ function onKey(event) {
     event.preventDefault();
     flushTyping();
     interact({ type: 'KEY_PRESS', key: event.key });
+    announce('person-acted');
   } else if (event.key.length === 1) {
     // Characters typed in a burst go as one TYPE.
     event.preventDefault();

@@ -3,10 +3,10 @@
 //! without its entry); this module adds what is shared: the API-key security scheme, the rate-limit
 //! headers of the limited operations, and the Socket.IO and webhook schemas.
 
+pub mod errors;
 pub mod events;
 mod links;
 pub mod protocols;
-pub mod requests;
 
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -69,7 +69,7 @@ pub const CACHE: &str = "cache";
         events::InstanceDisconnectedEvent,
         events::WebhookMessage,
         events::WebhookEventType,
-        requests::Message,
+        webpilot_core::params::Message,
     )),
     tags(
         (name = SESSIONS, description = "Sessions and their messages"),

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 use crate::error::ErrorBody;
+use crate::openapi::errors::{AuthErrorsBrief, BodyErrors};
 
 pub const LIVE_VIEW: &str = "live view";
 pub const PROTOCOLS: &str = "protocols";
@@ -32,14 +33,11 @@ fn view() {}
     params(("sessionId" = String, Path)),
     request_body(content = Object, description = "`{ttlSeconds?}`; an empty body is `{}`"),
     responses(
+        AuthErrorsBrief, BodyErrors,
         (status = 200, description = "`{success, sessionId, webViewURL, expiresAt, readOnly: true}`", body = Object),
         (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (ttlSeconds out of range)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
 fn share() {}
@@ -48,15 +46,15 @@ fn share() {}
 /// `KEY_PRESS`, `SCROLL`, `UPLOAD`, …).
 #[utoipa::path(post, path = "/stream/{sessionId}/interaction", operation_id = "interactStream", tag = LIVE_VIEW,
     params(("sessionId" = String, Path), ("token" = String, Query, description = TOKEN)),
-    request_body(content = crate::openapi::requests::Interaction, description = "An interaction action"),
+    request_body(content = webpilot_core::params::InteractionRequest, description = "An interaction action"),
     responses(
+        BodyErrors,
         (status = 200, description = "`{success, message}`", body = Object),
         (status = 400, description = "`INVALID_PARAMS` (also a malformed query string), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
         (status = 401, description = "`UNAUTHORIZED` (no token, or a read-only one)", body = ErrorBody),
         (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 409, description = "`INVALID_STATE`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (8 manual interactions in flight per session)", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that holds the session cannot be reached)", body = ErrorBody),
     ))]
@@ -93,15 +91,13 @@ fn whep_end() {}
 #[utoipa::path(post, path = "/mcp", operation_id = "mcp", tag = PROTOCOLS, security(("apiKey" = [])),
     request_body(content = Object, description = "A JSON-RPC request (batches are refused)"),
     responses(
+        AuthErrorsBrief,
         (status = 200, description = "The JSON-RPC answer (JSON or `text/event-stream`)", body = Object),
         (status = 202, description = "A notification or response was accepted"),
         (status = 400, description = "`MCP_INVALID_REQUEST` (a batch, no `jsonrpc: \"2.0\"`, an id already in flight), as a JSON-RPC error", body = Object),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`MCP_SESSION_NOT_FOUND`", body = ErrorBody),
         (status = 413, description = "`PAYLOAD_TOO_LARGE` (over 4 MiB)", body = ErrorBody),
         (status = 429, description = "`SESSION_LIMIT_REACHED` (MCP sessions)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 fn mcp() {}
 
@@ -109,12 +105,10 @@ fn mcp() {}
 #[utoipa::path(get, path = "/mcp", operation_id = "mcpStream", tag = PROTOCOLS, security(("apiKey" = [])),
     params(("mcp-session-id" = String, Header, description = "The MCP session, from `initialize`'s answer")),
     responses(
+        AuthErrorsBrief,
         (status = 200, description = "Server-Sent Events of the MCP session", content_type = "text/event-stream", body = String),
         (status = 400, description = "`MCP_INVALID_REQUEST` (no MCP session named), as a JSON-RPC error", body = Object),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`MCP_SESSION_NOT_FOUND`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 fn mcp_stream() {}
 
@@ -122,13 +116,11 @@ fn mcp_stream() {}
 #[utoipa::path(delete, path = "/mcp", operation_id = "mcpEnd", tag = PROTOCOLS, security(("apiKey" = [])),
     params(("mcp-session-id" = String, Header, description = "The MCP session to end")),
     responses(
+        AuthErrorsBrief,
         (status = 200, description = "Ended"),
         (status = 202, description = "Accepted; the MCP session ends"),
         (status = 400, description = "`MCP_INVALID_REQUEST` (no MCP session named), as a JSON-RPC error", body = Object),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`MCP_SESSION_NOT_FOUND`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 fn mcp_end() {}
 

@@ -3,6 +3,7 @@
 
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::errors::AuthErrors;
 use crate::openapi::CACHE;
 use crate::paging::Page;
 use crate::path::Path;
@@ -71,11 +72,9 @@ fn view(e: CacheEntry) -> CacheEntryView {
 #[utoipa::path(get, path = "/cache", operation_id = "listCache", tag = CACHE, security(("apiKey" = [])),
     params(Page),
     responses(
+        AuthErrors,
         (status = 200, description = "The caller's cached runs", body = CacheList),
         (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(
     State(state): State<AppState>,
@@ -91,11 +90,9 @@ pub async fn list(
 #[utoipa::path(delete, path = "/cache/{id}", operation_id = "deleteCacheEntry", tag = CACHE, security(("apiKey" = [])),
     params(("id" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "Deleted", body = Done),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`NOT_FOUND` (no such entry, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn remove(
     State(state): State<AppState>,

@@ -4,14 +4,12 @@
 
 use super::openai::error_body;
 use super::openai::OpenAiErrorBody;
-use crate::body::parse_json;
+use crate::body::Valid;
 use crate::error::ErrorResponse;
-use crate::openapi::requests::ChatCompletionRequest;
 use crate::openapi::OPENAI;
 use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -34,7 +32,7 @@ const WAIT_SLACK: Duration = Duration::from_secs(10);
 /// Runs one task in a new session, OpenAI-style; with `stream: true` the answer is Server-Sent Events
 /// (`data: <chunk>` lines, then `data: [DONE]`).
 #[utoipa::path(post, path = "/v1/chat/completions", operation_id = "chatCompletions", tag = OPENAI, security(("apiKey" = [])),
-    request_body(content = ChatCompletionRequest),
+    request_body(content = ChatRequest),
     responses(
         (status = 200, description = "The completion; with `stream: true`, `text/event-stream` chunks (`chat.completion.chunk`)",
             content((ChatCompletion = "application/json"), (String = "text/event-stream")),
@@ -54,9 +52,9 @@ const WAIT_SLACK: Duration = Duration::from_secs(10);
 pub async fn completions(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(req): Valid<ChatRequest>,
 ) -> Result<Response, ErrorResponse> {
-    chat(&state, &user, body).await
+    chat(&state, &user, req).await
 }
 
 /// Ends its session when told to, or when dropped (in the background, owned by the manager).
@@ -98,8 +96,7 @@ enum Outcome {
     Failed { message: String, code: String },
 }
 
-async fn chat(state: &AppState, user: &User, body: Result<Bytes, BytesRejection>) -> Result<Response, ErrorResponse> {
-    let req = ChatRequest::parse(&parse_json(body)?)?;
+async fn chat(state: &AppState, user: &User, req: ChatRequest) -> Result<Response, ErrorResponse> {
     let max_wait = Duration::from_millis(req.params.limits.max_duration_ms) + WAIT_SLACK;
     let (task, recording) = crate::calls::start_task(state, user, req.params, req.context).await?;
     let guard = SessionGuard { manager: state.manager.clone(), session_id: Some(task.session_id.clone()) };

@@ -7,6 +7,7 @@
 use super::held::{self, Holder};
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::errors::AuthErrors;
 use crate::openapi::FILES;
 use crate::path::Path;
 use crate::query::Query;
@@ -116,11 +117,9 @@ fn ended() -> ApiError {
 #[utoipa::path(get, path = "/sessions/{sessionId}/files", operation_id = "listFiles", tag = FILES, security(("apiKey" = [])),
     params(("sessionId" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "The session's files", body = FileList),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (unknown, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(
     State(state): State<AppState>,
@@ -136,14 +135,12 @@ pub async fn list(
 #[utoipa::path(get, path = "/sessions/{sessionId}/files/{name}", operation_id = "getFile", tag = FILES, security(("apiKey" = [])),
     params(("sessionId" = String, Path), ("name" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = crate::openapi::Binary),
         (status = 206, description = "The one byte range `Range` asked for", content_type = "application/octet-stream", body = crate::openapi::Binary),
         (status = 400, description = "`INVALID_PARAMS` (a name with a path in it)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`, `FILE_NOT_FOUND`", body = ErrorBody),
         (status = 416, description = "A range past the file's end (`Content-Range: bytes */<size>`)"),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the file's bytes is not running)", body = ErrorBody),
     ))]
 pub async fn fetch(
@@ -154,9 +151,25 @@ pub async fn fetch(
 ) -> Result<Response, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    let Some(meta) = state.store.get_file(&session, &name).await? else {
+    let Some(mut meta) = state.store.get_file(&session, &name).await? else {
         return Err(ApiError::code(ErrorCode::FileNotFound).into());
     };
+    // A row from before the blob store keeps its bytes, unless they were moved into it just now (`relocate`
+    // at a node's start): then its row says where they are.
+    let mut kept = None;
+    if meta.place() == FilePlace::Database {
+        match state.store.file_content(&session, &meta.name).await? {
+            Some(content) => kept = Some(content),
+            None => {
+                meta = state
+                    .store
+                    .get_file(&session, &name)
+                    .await?
+                    .filter(|m| m.place() != FilePlace::Database)
+                    .ok_or_else(gone)?
+            }
+        }
+    }
     let mime = HeaderValue::from_str(&meta.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
     // The name is sent percent-encoded (RFC 6266 `filename*`), so no character of it can break the header.
     let encoded: String = url::form_urlencoded::byte_serialize(meta.name.as_bytes()).collect();
@@ -167,13 +180,7 @@ pub async fn fetch(
             let (parts, body) = request.into_parts();
             return Ok(crate::forward::forward(&state, &address, parts, body).await);
         }
-        // A file stored before the blob store keeps its bytes in its row.
-        _ if meta.place() == FilePlace::Database => {
-            let Some(content) = state.store.file_content(&session, &meta.name).await? else {
-                return Err(ApiError::code(ErrorCode::FileNotFound).into());
-            };
-            ([(CONTENT_TYPE, mime)], content).into_response()
-        }
+        _ if kept.is_some() => ([(CONTENT_TYPE, mime)], kept.unwrap_or_default()).into_response(),
         Holder::Here | Holder::Shared(_) => {
             let (blobs, key) = state.manager.files().holder(&meta).map_err(unreadable)?.ok_or_else(gone)?;
             held::serve_blob(blobs, key, mime, request.headers(), gone).await?
@@ -212,12 +219,10 @@ fn unreadable(e: FileStoreError) -> ApiError {
 #[utoipa::path(delete, path = "/sessions/{sessionId}/files/{name}", operation_id = "deleteFile", tag = FILES, security(("apiKey" = [])),
     params(("sessionId" = String, Path), ("name" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "Deleted", body = Done),
         (status = 400, description = "`INVALID_PARAMS` (a name with a path in it)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND`, `FILE_NOT_FOUND`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the file's bytes is not running)", body = ErrorBody),
     ))]
 pub async fn remove(
@@ -248,13 +253,11 @@ pub async fn remove(
     params(("sessionId" = String, Path), UploadQuery),
     request_body(content = crate::openapi::Binary, content_type = "application/octet-stream", description = "The file's bytes; or `multipart/form-data` whose first file part is the file (its filename names it when `name` is not given)"),
     responses(
+        AuthErrors,
         (status = 200, description = "Stored", body = FileStored),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (name), `INVALID_PARAMS` (a name with a path in it, an unreadable body, a malformed query string)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (unknown, another user's, or ended)", body = ErrorBody),
         (status = 413, description = "`FILE_TOO_LARGE` (the per-file or per-session cap), `STORAGE_QUOTA_EXCEEDED` (the user's files and recordings)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn upload(
     State(state): State<AppState>,

@@ -2,6 +2,7 @@
 //! message (`socket-message`) or an MCP tool call (`mcp-call`) another node received. They carry the node
 //! key the nodes share; anyone without it gets the ordinary 404.
 
+use crate::body::Valid;
 use crate::error::{error_json, ErrorResponse};
 use crate::path::Path;
 use crate::state::AppState;
@@ -16,13 +17,13 @@ pub async fn call(
     State(state): State<AppState>,
     Path(call): Path<String>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<Valid<Value>, ErrorResponse>,
 ) -> Response {
     let not_found = || ErrorResponse(ApiError::new(ErrorCode::NotFound, "no such endpoint")).into_response();
     if !crate::forward::from_a_node(&state, &headers) {
         return not_found();
     }
-    let Ok(body) = serde_json::from_slice::<Value>(&body) else {
+    let Ok(Valid(body)) = body else {
         return Json(error_json(&ApiError::code(ErrorCode::InvalidParams))).into_response();
     };
     let answer = match call.as_str() {

@@ -5,6 +5,7 @@
 
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::errors::AuthErrors;
 use crate::openapi::PROFILES;
 use crate::path::Path;
 use crate::state::AppState;
@@ -76,10 +77,8 @@ fn named(name: &str) -> Result<&str, ApiError> {
 /// The caller's profiles (name, size, origins, cookie count, times; never the content).
 #[utoipa::path(get, path = "/profiles", operation_id = "listProfiles", tag = PROFILES, security(("apiKey" = [])),
     responses(
+        AuthErrors,
         (status = 200, description = "The caller's profiles", body = ProfileList),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<ProfileList>, ErrorResponse> {
     let profiles = state.manager.profiles().list(&user.id).await.map_err(webpilot_core::ApiError::from)?;
@@ -90,11 +89,9 @@ pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Re
 #[utoipa::path(get, path = "/profiles/{name}", operation_id = "getProfile", tag = PROFILES, security(("apiKey" = [])),
     params(("name" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "The profile", body = ProfileAnswer),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`PROFILE_NOT_FOUND` (none, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn get(
     State(state): State<AppState>,
@@ -109,12 +106,10 @@ pub async fn get(
 #[utoipa::path(delete, path = "/profiles/{name}", operation_id = "deleteProfile", tag = PROFILES, security(("apiKey" = [])),
     params(("name" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "Deleted", body = Done),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`PROFILE_NOT_FOUND` (none, or another user's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn remove(
     State(state): State<AppState>,
@@ -129,11 +124,9 @@ pub async fn remove(
 #[utoipa::path(get, path = "/profiles/{name}/export", operation_id = "exportProfile", tag = PROFILES, security(("apiKey" = [])),
     params(("name" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "`{cookies, origins}`: Playwright's `storageState`, with `indexedDB` per origin", body = Object),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`PROFILE_NOT_FOUND` (none, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn export(
     State(state): State<AppState>,
@@ -149,13 +142,11 @@ pub async fn export(
     params(("name" = String, Path)),
     request_body(content = Object, description = "A storage state, as exported or Playwright's `storageState`"),
     responses(
+        AuthErrors,
         (status = 200, description = "Stored", body = ProfileAnswer),
         (status = 400, description = "`INVALID_PARAMS` (a bad name or storage state)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE`", body = ErrorBody),
         (status = 413, description = "`FILE_TOO_LARGE` (over the profile or user cap), `PAYLOAD_TOO_LARGE`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn import(
     State(state): State<AppState>,

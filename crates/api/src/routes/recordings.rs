@@ -7,7 +7,9 @@
 
 use super::recording_files::{self, Place};
 use crate::auth::AuthUser;
+use crate::body::Valid;
 use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::errors::{AuthErrors, BodyErrors};
 use crate::openapi::RECORDINGS;
 use crate::paging::Page;
 use crate::path::Path;
@@ -20,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+use webpilot_core::params::LinkRequest;
 use webpilot_core::{ApiError, ErrorCode, UserId};
 use webpilot_liveview::files;
 use webpilot_liveview::timeline::Entry;
@@ -148,11 +151,9 @@ async fn owned(state: &AppState, user: &webpilot_store::User, session_id: &str) 
 #[utoipa::path(get, path = "/recordings", operation_id = "listRecordings", tag = RECORDINGS, security(("apiKey" = [])),
     params(Page),
     responses(
+        AuthErrors,
         (status = 200, description = "The caller's recordings", body = RecordingList),
         (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string: a repeated parameter, a number that does not fit)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(
     State(state): State<AppState>,
@@ -173,11 +174,9 @@ pub async fn list(
 #[utoipa::path(get, path = "/recordings/{sessionId}", operation_id = "getRecording", tag = RECORDINGS, security(("apiKey" = [])),
     params(("sessionId" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "The recording", body = RecordingAnswer),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn get(
     State(state): State<AppState>,
@@ -192,14 +191,12 @@ pub async fn get(
 #[utoipa::path(get, path = "/recordings/{sessionId}/video.webm", operation_id = "getRecordingVideo", tag = RECORDINGS, security(("apiKey" = []), ()),
     params(("sessionId" = String, Path), LinkQuery),
     responses(
+        AuthErrors,
         (status = 200, description = "The video", content_type = "video/webm", body = crate::openapi::Binary),
         (status = 206, description = "The requested range", content_type = "video/webm", body = crate::openapi::Binary),
         (status = 416, description = "A range that starts past the end of the video"),
         (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the recording is not running)", body = ErrorBody),
     ))]
 pub async fn video(
@@ -218,12 +215,10 @@ pub async fn video(
 #[utoipa::path(get, path = "/recordings/{sessionId}/events", operation_id = "getRecordingEvents", tag = RECORDINGS, security(("apiKey" = []), ()),
     params(("sessionId" = String, Path), LinkQuery),
     responses(
+        AuthErrors,
         (status = 200, description = "The timeline", body = Timeline),
         (status = 400, description = "`INVALID_PARAMS` (a malformed query string: a repeated or unreadable parameter)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the recording is not running)", body = ErrorBody),
     ))]
 pub async fn events(
@@ -246,12 +241,10 @@ pub async fn events(
 #[utoipa::path(delete, path = "/recordings/{sessionId}", operation_id = "deleteRecording", tag = RECORDINGS, security(("apiKey" = [])),
     params(("sessionId" = String, Path)),
     responses(
+        AuthErrors,
         (status = 200, description = "Deleted", body = Done),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
         (status = 409, description = "`INVALID_STATE` (still recording)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE` (the node that keeps the recording is not running)", body = ErrorBody),
     ))]
 pub async fn remove(
@@ -302,24 +295,18 @@ pub struct RecordingLink {
     params(("sessionId" = String, Path)),
     request_body(content = Object, description = "`{ttlSeconds?}`; an empty body is `{}`"),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "The link", body = RecordingLink),
         (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (ttlSeconds out of range)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`RECORDING_NOT_FOUND` (none, or another user's)", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn share(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
     Path(session_id): Path<String>,
-    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+    Valid(link): Valid<LinkRequest<DEFAULT_LINK_SECONDS, MAX_LINK_SECONDS>>,
 ) -> Result<Json<RecordingLink>, ErrorResponse> {
-    let body = crate::body::parse_json(body)?;
-    let ttl = webpilot_core::params::Fields::of(&body, "request body")?
-        .opt_u64_in("ttlSeconds", 1, MAX_LINK_SECONDS)?
-        .unwrap_or(DEFAULT_LINK_SECONDS);
+    let ttl = link.ttl_seconds;
     let r = owned(&state, &user, &session_id).await?;
     let expires = chrono::Utc::now().timestamp().saturating_add_unsigned(ttl);
     let token = state.stream_key.issue(&r.session_id, Scope::Recording, expires);

@@ -2,10 +2,10 @@
 //! tasks (GET /start/sessions/{sessionId}/tasks) and GET /proxies.
 
 use crate::auth::AuthUser;
-use crate::body::parse_json;
+use crate::body::Valid;
 use crate::calls::{self, Sent};
 use crate::error::{ApiResult, ErrorBody};
-use crate::openapi::requests::{RunTaskRequest, SendMessageRequest, StartSessionRequest};
+use crate::openapi::errors::{AuthErrors, BodyErrors};
 use crate::openapi::SESSIONS;
 use crate::paging::Page;
 use crate::path::Path;
@@ -14,15 +14,13 @@ use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::views;
 use crate::views::{SendMessageResponse, SessionStarted, TaskAfterWait};
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
 use chrono::SecondsFormat;
 use serde::Serialize;
 use utoipa::ToSchema;
-use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams, MAX_DURATION_MS};
+use webpilot_core::params::{RunTaskRequest, SendMessage, StartSessionRequest, MAX_DURATION_MS};
 use webpilot_core::proxies::ShownProxy;
 use webpilot_core::ApiError;
 use webpilot_sessions::{Activity, TaskEntry, TaskView};
@@ -32,24 +30,20 @@ use webpilot_store::rfc3339;
 #[utoipa::path(post, path = "/start/start-session", operation_id = "startSession", tag = SESSIONS, security(("apiKey" = [])),
     request_body(content = StartSessionRequest, description = "Session parameters; all optional; an empty body is `{}`"),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "The session started", body = SessionStarted),
         (status = 400, description = "`INVALID_PARAMS`, `INVALID_PARAMETER` (out of bounds), `INVALID_TASK_DETAILS`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
         (status = 404, description = "`TASK_NOT_FOUND` (`replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE` (another live session persists this profile)", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = ErrorBody),
     ))]
 pub async fn start_session(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(StartSessionRequest(params)): Valid<StartSessionRequest>,
 ) -> ApiResult<Json<SessionStarted>> {
-    let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::StartSession)?;
     Ok(Json(calls::start_session(&state, &user, params).await?))
 }
 
@@ -57,25 +51,21 @@ pub async fn start_session(
 #[utoipa::path(post, path = "/start/run-task", operation_id = "runTask", tag = SESSIONS, security(("apiKey" = [])),
     request_body(content = RunTaskRequest, description = "Session parameters with a required `taskDetails`"),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "The task's outcome, or `pending` with its `pollUrl`", body = TaskAfterWait,
             headers(("x-webpilot-recording" = String, description = "`on`, `off`, or `skipped; code=RECORDING_QUOTA_EXCEEDED`"))),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (taskDetails), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE`", body = ErrorBody),
         (status = 404, description = "`TASK_NOT_FOUND` (`replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`PROFILE_IN_USE` (another live session persists this profile)", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user), `SESSION_LIMIT_REACHED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`NO_INSTANCES_AVAILABLE`", body = ErrorBody),
     ))]
 pub async fn run_task(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(RunTaskRequest(params)): Valid<RunTaskRequest>,
 ) -> ApiResult<impl IntoResponse> {
-    let params = SessionParams::parse(&parse_json(body)?, SessionOrigin::RunTask)?;
     let (outcome, recording) = calls::run_task(&state, &user, params).await?;
     Ok((views::recording_header(recording), Json(outcome)))
 }
@@ -83,27 +73,23 @@ pub async fn run_task(
 /// Sends a message to a session: a new task (answered after up to 50 s, like run-task), a state
 /// command, an interaction or a guardrail answer (answered at once).
 #[utoipa::path(post, path = "/start/send-message", operation_id = "sendMessage", tag = SESSIONS, security(("apiKey" = [])),
-    request_body(content = SendMessageRequest),
+    request_body(content = SendMessage),
     responses(
+        AuthErrors, BodyErrors,
         (status = 200, description = "An ack, or the new task's outcome", body = SendMessageResponse),
         (status = 400, description = "`MISSING_REQUIRED_FIELD` (sessionId, message, fields of the message), `INVALID_PARAMS`, `INVALID_PARAMETER`, `INVALID_TASK_DETAILS`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
         (status = 402, description = "`INSUFFICIENT_BALANCE` (newTask)", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (unknown, ended, or another user's), `TASK_NOT_FOUND` (a newTask's `replayOf` names no task of the caller's)", body = ErrorBody),
         (status = 409, description = "`TASK_ALREADY_RUNNING`, `INVALID_STATE` (not allowed in the session's state)", body = ErrorBody),
         (status = 410, description = "`SESSION_EXPIRED`", body = ErrorBody),
         (status = 429, description = "`RATE_LIMIT_EXCEEDED` (10 a minute per user)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
         (status = 503, description = "`INSTANCE_UNAVAILABLE`", body = ErrorBody),
     ))]
 pub async fn send_message(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(msg): Valid<SendMessage>,
 ) -> ApiResult<Json<SendMessageResponse>> {
-    let msg = SendMessage::parse(&parse_json(body)?)?;
     Ok(Json(match calls::send(&state, &user, msg).await? {
         Sent::Task(task) => SendMessageResponse::Task(Box::new(calls::finish(&state, &task).await?)),
         Sent::Ack(ack) => SendMessageResponse::Ack(ack),
@@ -115,10 +101,8 @@ pub async fn send_message(
 /// doing (its start, state, page address and title).
 #[utoipa::path(get, path = "/start/sessions", operation_id = "listSessions", tag = SESSIONS, security(("apiKey" = [])),
     responses(
+        AuthErrors,
         (status = 200, description = "The caller's live sessions", body = SessionList),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Json<SessionList> {
     let base = &state.config.public_url;
@@ -169,9 +153,11 @@ pub struct LiveSession {
     /// When the session started (ISO 8601).
     created_at: String,
     state: SessionActivity,
-    /// The active tab's address; `null` when the browser did not tell it within 2 s.
+    /// The active tab's address; `null` when the browser did not tell it within 2 s. Always sent.
+    #[schema(required = true)]
     url: Option<String>,
-    /// The active tab's title; `null` when the browser did not tell it within 2 s.
+    /// The active tab's title; `null` when the browser did not tell it within 2 s. Always sent.
+    #[schema(required = true)]
     title: Option<String>,
 }
 
@@ -223,12 +209,10 @@ impl HistoryStatus {
 #[utoipa::path(get, path = "/start/sessions/{sessionId}/tasks", operation_id = "listSessionTasks", tag = SESSIONS, security(("apiKey" = [])),
     params(("sessionId" = String, Path), Page),
     responses(
+        AuthErrors,
         (status = 200, description = "The session's tasks, newest first", body = SessionTaskList),
         (status = 400, description = "`INVALID_PARAMETER` (limit or offset out of range), `INVALID_PARAMS` (a malformed query string: a repeated parameter, a number that does not fit)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
         (status = 404, description = "`SESSION_NOT_FOUND` (unknown, or another user's)", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn tasks(
     State(state): State<AppState>,

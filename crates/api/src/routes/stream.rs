@@ -2,15 +2,14 @@
 //! (the owner makes a read-only link), `POST /stream/:id/interaction` (clicks, typing and keys by a
 //! control token). The WebRTC (WHEP) endpoint is in `whep`.
 
-use crate::body::parse_json;
+use crate::body::Valid;
 use crate::error::ErrorResponse;
 use crate::path::Path;
 use crate::query::Query;
 use crate::ratelimit::LimitedUser;
 use crate::state::AppState;
 use crate::stream_token::Scope;
-use axum::body::{Body, Bytes};
-use axum::extract::rejection::BytesRejection;
+use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderValue};
 use axum::response::Response;
@@ -18,7 +17,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
-use webpilot_core::params::{Fields, Message, SendMessage};
+use webpilot_core::params::{InteractionRequest, LinkRequest, SendMessage};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_liveview::mjpeg;
 use webpilot_sessions::SendOutcome;
@@ -88,13 +87,9 @@ pub async fn share(
     State(state): State<AppState>,
     LimitedUser(user): LimitedUser,
     Path(session_id): Path<String>,
-    body: Result<Bytes, BytesRejection>,
+    Valid(link): Valid<LinkRequest<DEFAULT_SHARE_SECONDS, MAX_SHARE_SECONDS>>,
 ) -> Result<Json<Value>, ErrorResponse> {
-    // parse_json reads an empty body as `{}`; a wrong type is INVALID_PARAMS, out of range INVALID_PARAMETER.
-    let body: Value = parse_json(body)?;
-    let ttl = Fields::of(&body, "request body")?
-        .opt_u64_in("ttlSeconds", 1, MAX_SHARE_SECONDS)?
-        .unwrap_or(DEFAULT_SHARE_SECONDS);
+    let ttl = link.ttl_seconds;
     if !state.manager.owns_session(&user.id, &session_id) {
         return Err(ApiError::code(ErrorCode::SessionNotFound).into());
     }
@@ -116,16 +111,15 @@ pub async fn interaction(
     State(state): State<AppState>,
     Path(session_id): Path<String>,
     Query(q): Query<TokenQuery>,
-    body: Result<Bytes, BytesRejection>,
+    body: Result<Valid<InteractionRequest>, ErrorResponse>,
 ) -> Result<Json<Value>, ErrorResponse> {
     let scope = authorize(&state, &session_id, q.token.as_deref()).await?;
     let owner = state.manager.owner(&session_id).await.map_err(webpilot_core::ApiError::from)?;
     if scope != Scope::Control {
         return Err(ApiError::new(ErrorCode::Unauthorized, "this view link is read-only").into());
     }
-    let action = parse_json(body)?;
-    let message = json!({ "actionType": "interaction", "action": action });
-    let message = SendMessage { session_id: session_id.clone(), message: Message::parse(&message) };
+    let Valid(InteractionRequest(message)) = body?;
+    let message = SendMessage { session_id: session_id.clone(), message };
     match state.manager.send(&owner, message).await.map_err(webpilot_core::ApiError::from)? {
         SendOutcome::Ack(message) => Ok(Json(json!({ "success": true, "message": message }))),
         SendOutcome::Task(_) => Err(ApiError::code(ErrorCode::InvalidParams).into()),

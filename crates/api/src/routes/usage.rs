@@ -6,6 +6,7 @@
 
 use crate::auth::AuthUser;
 use crate::error::{ErrorBody, ErrorResponse};
+use crate::openapi::errors::AuthErrors;
 use crate::openapi::BILLING;
 use crate::paging;
 use crate::query::Query;
@@ -108,11 +109,9 @@ fn view(l: UsageLine) -> UsageLineView {
 #[utoipa::path(get, path = "/usage", operation_id = "getUsage", tag = BILLING, security(("apiKey" = [])),
     params(UsageQuery),
     responses(
+        AuthErrors,
         (status = 200, description = "The balance, what is held, and the charges", body = UsageAnswer),
         (status = 400, description = "`INVALID_PARAMETER` (a time, the limit or the cursor)", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED` (no or malformed header), `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
     ))]
 pub async fn usage(
     State(state): State<AppState>,

@@ -4,20 +4,19 @@
 //! `webpilot-webhooks` worker's; the messages are queued by the store with the state they describe.
 
 use crate::auth::AuthUser;
-use crate::body::parse_json;
+use crate::body::Valid;
 use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
-use crate::openapi::requests::NewWebhookRequest;
+use crate::openapi::errors::{AuthErrorsBrief, BodyErrors};
 use crate::openapi::WEBHOOKS;
 use crate::path::Path;
 use crate::state::AppState;
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
+use webpilot_core::params::RequestBody;
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::{now_ms, rfc3339, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
 use webpilot_webhooks::{check_url, new_secret};
@@ -127,11 +126,24 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidParams, message)
 }
 
-/// What `POST /webhooks` asks for, checked.
-struct NewWebhook {
+/// The body of `POST /webhooks`.
+#[derive(ToSchema)]
+#[schema(as = NewWebhookRequest)]
+pub struct NewWebhook {
+    /// An absolute http or https URL whose host resolves only to public addresses.
+    #[schema(max_length = 2048)]
     url: String,
+    /// The event types to deliver (all of them when absent).
+    #[schema(value_type = Option<Vec<crate::openapi::events::WebhookEventType>>)]
     events: Vec<String>,
+    #[schema(max_length = 256)]
     description: Option<String>,
+}
+
+impl RequestBody for NewWebhook {
+    fn from_json(body: &Value) -> Result<Self, ApiError> {
+        parse_new(body)
+    }
 }
 
 fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
@@ -181,21 +193,17 @@ fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
 
 /// `POST /webhooks {url, events?, description?}`.
 #[utoipa::path(post, path = "/webhooks", operation_id = "createWebhook", tag = WEBHOOKS, security(("apiKey" = [])),
-    request_body(content = NewWebhookRequest),
+    request_body(content = NewWebhook),
     responses(
+        AuthErrorsBrief, BodyErrors,
         (status = 200, description = "Registered; the `whsec_` secret is shown once", body = WebhookCreated),
         (status = 400, description = "`INVALID_PARAMS` (bad or refused url, unknown event, too many webhooks), `INVALID_PARAMETER` (`events: []`; omit `events` for all of them), `MISSING_REQUIRED_FIELD`", body = ErrorBody),
-        (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),
-        (status = 413, description = "`PAYLOAD_TOO_LARGE`", body = ErrorBody),
     ))]
 pub async fn create(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
-    body: Result<Bytes, BytesRejection>,
+    Valid(new): Valid<NewWebhook>,
 ) -> Result<Json<WebhookCreated>, ErrorResponse> {
-    let new = parse_new(&parse_json(body)?)?;
     check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
     let secret = new_secret();
     let max = MAX_WEBHOOKS_PER_USER as i64;
@@ -211,9 +219,7 @@ pub async fn create(
 
 /// `GET /webhooks`.
 #[utoipa::path(get, path = "/webhooks", operation_id = "listWebhooks", tag = WEBHOOKS, security(("apiKey" = [])),
-    responses((status = 200, description = "The caller's webhooks (never a secret)", body = WebhookList), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "The caller's webhooks (never a secret)", body = WebhookList)))]
 pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Result<Json<WebhookList>, ErrorResponse> {
     let hooks = state.store.list_webhooks(&user.id).await?;
     Ok(Json(WebhookList { success: true, webhooks: hooks.into_iter().map(WebhookView::from).collect() }))
@@ -221,9 +227,7 @@ pub async fn list(State(state): State<AppState>, AuthUser(user): AuthUser) -> Re
 
 /// `DELETE /webhooks/{id}`: its undelivered messages are dropped.
 #[utoipa::path(delete, path = "/webhooks/{webhookId}", operation_id = "deleteWebhook", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
-    responses((status = 200, description = "Deleted", body = Done), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "Deleted", body = Done), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -237,9 +241,7 @@ pub async fn remove(
 
 /// `POST /webhooks/{id}/rotate-secret`.
 #[utoipa::path(post, path = "/webhooks/{webhookId}/rotate-secret", operation_id = "rotateWebhookSecret", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
-    responses((status = 200, description = "The new secret, shown once", body = SecretRotated), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "The new secret, shown once", body = SecretRotated), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody)))]
 pub async fn rotate_secret(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,
@@ -260,9 +262,7 @@ pub async fn rotate_secret(
 
 /// `GET /webhooks/{id}/deliveries`: the latest attempts, newest first.
 #[utoipa::path(get, path = "/webhooks/{webhookId}/deliveries", operation_id = "listWebhookDeliveries", tag = WEBHOOKS, security(("apiKey" = [])), params(("webhookId" = String, Path)),
-    responses((status = 200, description = "The latest 100 attempts, newest first", body = DeliveryList), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody), (status = 401, description = "`UNAUTHORIZED`, `INVALID_API_KEY`, `API_KEY_EXPIRED`", body = ErrorBody),
-        (status = 403, description = "`ACCOUNT_DEACTIVATED`", body = ErrorBody),
-        (status = 500, description = "`INTERNAL_ERROR`", body = ErrorBody),))]
+    responses(AuthErrorsBrief, (status = 200, description = "The latest 100 attempts, newest first", body = DeliveryList), (status = 404, description = "`WEBHOOK_NOT_FOUND` (unknown, or another user's)", body = ErrorBody)))]
 pub async fn deliveries(
     State(state): State<AppState>,
     AuthUser(user): AuthUser,

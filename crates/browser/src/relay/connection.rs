@@ -1,6 +1,7 @@
 //! One DevTools client's connection through the relay: its commands checked and sent in the relay's
 //! browser session or the client's own sessions, Chromium's answers and the context's events sent back.
 
+use super::budget::{Budget, LARGE};
 use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
@@ -65,15 +66,9 @@ pub(super) struct Relay {
     pub(super) tabs: std::sync::Weak<crate::page::Inner>,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
-    /// Large client commands sent and not answered yet: their bytes and session.
-    pub(super) in_flight: HashMap<u64, (usize, String)>,
-    pub(super) in_flight_bytes: usize,
+    /// The client's large commands in front of the others' (`budget.rs`).
+    pub(super) budget: Budget,
 }
-
-/// A client command this large is parsed and serialized off the runtime's threads, and counted in flight.
-const LARGE: usize = 1024 * 1024;
-/// Bytes of one client's large commands Chromium may have unanswered at once (one bigger passes alone).
-const IN_FLIGHT: usize = 16 * 1024 * 1024;
 
 impl Relay {
     pub(super) fn new(
@@ -101,8 +96,7 @@ impl Relay {
             download_events: false,
             tabs,
             adopted,
-            in_flight: HashMap::new(),
-            in_flight_bytes: 0,
+            budget: Budget::default(),
         }
     }
 
@@ -233,7 +227,7 @@ impl Relay {
             Verdict::Forward if method == "Page.close" => self.last_page_refusal(session).unwrap_or(Verdict::Forward),
             v => v,
         };
-        if !matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+        if !verdict.forwards() {
             tracing::debug!(method, "a DevTools client's command was answered by the relay");
         }
         let then = match method {
@@ -249,13 +243,11 @@ impl Relay {
             },
             _ => Then::Pass,
         };
-        if matches!(verdict, Verdict::Forward | Verdict::ForwardWith(_)) {
+        if verdict.forwards() {
             // Counted from now on, so the next command in a burst sees this one's page.
             match &then {
-                Then::Created(_) => self.scope.creating += 1,
-                Then::Closing(t) => {
-                    self.scope.closing.insert(t.clone());
-                }
+                Then::Created(_) => self.scope.creating(),
+                Then::Closing(t) => self.scope.closing(t),
                 _ => {}
             }
         }
@@ -272,6 +264,7 @@ impl Relay {
                 };
                 self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
             }
+            Verdict::ForwardAs(m, p) => self.send_browser(m, p, Some(&target_session), Pending::Client { id, then }),
             Verdict::Answer(result) => self.reply(id, session, result).await,
             Verdict::Refuse(why) => self.reply_error(id, session, -32000, &why).await,
             Verdict::Emulate(e) => self.emulate(e, id, params).await,
@@ -357,15 +350,13 @@ impl Relay {
             Then::Closing(target) => {
                 let failed = v.get("error").is_some() || v.pointer("/result/success") == Some(&Value::Bool(false));
                 if failed {
-                    self.scope.closing.remove(&target);
+                    self.scope.close_failed(&target);
                 }
             }
             Then::Created(go) => {
-                self.scope.creating = self.scope.creating.saturating_sub(1);
-                if let Some(target) = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned) {
-                    if !self.scope.targets.contains_key(&target) {
-                        self.scope.unseen.insert(target.clone());
-                    }
+                let made = v.pointer("/result/targetId").and_then(Value::as_str).map(str::to_owned);
+                self.scope.created(made.as_deref());
+                if let Some(target) = made {
                     let opened = self.scope.targets.get(&target).and_then(|i| i["url"].as_str()).unwrap_or("");
                     let url = go.clone().unwrap_or_else(|| opened.to_owned());
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
@@ -441,13 +432,12 @@ impl Relay {
     }
 
     /// Like `send_browser`, for a large client command: serialized off the runtime's threads, and its
-    /// bytes counted in flight until it is answered (`may_read_client`).
+    /// bytes counted in flight until it is answered (`budget.rs`).
     async fn send_large(&mut self, method: &str, params: Value, session: &str, pending: Pending, bytes: usize) {
         self.next += 1;
         let id = self.next;
         self.pending.insert(id, pending);
-        self.in_flight.insert(id, (bytes, session.to_owned()));
-        self.in_flight_bytes += bytes;
+        self.budget.sent(id, bytes, session);
         let msg = json!({ "id": id, "method": method, "params": params, "sessionId": session });
         let text = tokio::task::spawn_blocking(move || msg.to_string()).await.ok();
         if text.is_none_or(|text| self.to_browser.send(text).is_err()) {
@@ -455,27 +445,20 @@ impl Relay {
         }
     }
 
-    /// Whether the relay reads the client's next command: not while `IN_FLIGHT` bytes of its large
-    /// commands wait for Chromium's answers, so Chromium (which all sessions share, in order) never holds
-    /// more than that of one client's in front of another's.
+    /// Whether the relay reads the client's next command (`budget.rs`).
     pub(super) fn may_read_client(&self) -> bool {
-        self.in_flight_bytes < IN_FLIGHT
+        self.budget.may_read()
     }
 
     /// Command `id` was answered.
     fn landed(&mut self, id: u64) {
-        if let Some((bytes, _)) = self.in_flight.remove(&id) {
-            self.in_flight_bytes = self.in_flight_bytes.saturating_sub(bytes);
-        }
+        self.budget.landed(id);
     }
 
     /// A DevTools session detached: its unanswered commands never will be.
     fn session_gone(&mut self, session: &str) {
         self.scope.detached(session);
-        let gone: Vec<u64> = self.in_flight.iter().filter(|(_, (_, s))| s == session).map(|(id, _)| *id).collect();
-        for id in gone {
-            self.landed(id);
-        }
+        self.budget.session_gone(session);
     }
 
     /// The refusal of a `Page.close` sent in `session` when its page is the session's last.

@@ -113,6 +113,7 @@ impl Relay {
     /// attached to the page when it auto-attaches pages (Playwright looks the page up as soon as the answer
     /// arrives).
     pub(super) async fn created(&mut self, target: String, answer: Value) {
+        self.scope.adopted(&target);
         if let Some(filter) = self.auto.clone() {
             let kind = self.scope.kind_of(&target).unwrap_or("page").to_owned();
             if filter_allows(filter.as_ref(), &kind) {

@@ -5,11 +5,12 @@
 //! relay, never by Chromium, so no other context's new target waits for this client), and checks every
 //! command against the allow-list (`rules.rs`) before anything reaches Chromium. Target ids pass unchanged.
 
+mod budget;
 mod connection;
 mod emulate;
 pub mod queue;
 mod rules;
-mod scope;
+pub(crate) mod scope;
 mod viewport;
 
 use crate::error::BrowserError;
@@ -34,6 +35,8 @@ pub struct DevtoolsScope {
     /// The context's download events, for a client that enables them (Playwright's `download` event).
     pub(crate) downloads: Option<tokio::sync::broadcast::Sender<String>>,
     pub(crate) max_tabs: usize,
+    /// What the session's DevTools connections have under way with its pages (one cap for all of them).
+    pub(crate) claims: Arc<scope::TabClaims>,
     pub(crate) timeout: Duration,
 }
 
@@ -83,7 +86,10 @@ impl DevtoolsScope {
                 (tx, rx, tasks.into_iter().map(tokio_util::task::AbortOnDropHandle::new).collect())
             }
         };
-        let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs);
+        let session = self.tabs.clone();
+        let session_tabs: scope::SessionTabs =
+            Box::new(move || session.upgrade().map(|i| i.tab_ids()).unwrap_or_default());
+        let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs, (self.claims, session_tabs));
         let (adopted_tx, mut adopted) = mpsc::unbounded_channel();
         let tabs = self.tabs.clone();
         let mut downloads = self.downloads.as_ref().map(tokio::sync::broadcast::Sender::subscribe);
@@ -95,7 +101,11 @@ impl DevtoolsScope {
                 end = &mut ended => break end,
                 m = from_client.recv(), if relay.may_read_client() => match m {
                     // Its bytes count against the client's queue until the relay has handed it on.
-                    Some(queued) => relay.on_client(queued.text).await,
+                    Some(queued) => {
+                        if let Some(queued) = relay.budget.hold(queued) {
+                            relay.on_client(queued.text).await;
+                        }
+                    }
                     None => break RelayEnd::ClientLeft,
                 },
                 m = from_browser.recv() => match m {
@@ -105,6 +115,9 @@ impl DevtoolsScope {
                 },
                 Some((target, answer)) = adopted.recv() => relay.created(target, answer).await,
                 Some(event) = next_download(&mut downloads), if relay.download_events => relay.send_client(event).await,
+            }
+            if let Some(held) = relay.budget.release() {
+                relay.on_client(held.text).await;
             }
             if let Some(end) = relay.end {
                 break end;

@@ -4,6 +4,7 @@
 //! reaches Chromium; what it refuses is answered with a DevTools error and never forwarded.
 
 use serde_json::{json, Value};
+use webpilot_core::geometry::{FRAME_WIDTH, PAGE_HEIGHT};
 
 /// Where a command is sent: to the browser (no `sessionId`), or to a session the client attached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,12 +38,21 @@ pub(crate) enum Verdict {
     Forward,
     /// Sent to Chromium with these parameters instead.
     ForwardWith(Value),
+    /// Sent to Chromium as this other method, with these parameters.
+    ForwardAs(&'static str, Value),
     /// Answered by the relay with this result; Chromium never sees it.
     Answer(Value),
     /// Carried out by the relay itself over the session's own targets.
     Emulate(Emulated),
     /// Answered with a DevTools error carrying this message.
     Refuse(String),
+}
+
+impl Verdict {
+    /// Whether the command reaches Chromium (as it is, or rewritten).
+    pub(crate) fn forwards(&self) -> bool {
+        matches!(self, Verdict::Forward | Verdict::ForwardWith(_) | Verdict::ForwardAs(..))
+    }
 }
 
 /// Browser-wide calls the relay answers for the one context the client may see.
@@ -147,6 +157,29 @@ fn own_files(files: Option<&Value>, scope: &dyn Scope) -> bool {
     }
 }
 
+/// Whether a device-metrics override leaves the width or the height to the window (a 0, or none).
+fn sizes_to_window(params: &Value) -> bool {
+    ["width", "height"].iter().any(|k| params.get(*k).and_then(Value::as_f64).is_none_or(|v| v == 0.0))
+}
+
+/// A device-metrics override with the session's size where `params` leaves it to the window, and the
+/// session's scale and desktop mode where it says nothing.
+fn session_metrics(params: &Value) -> Value {
+    let mut out = if params.is_object() { params.clone() } else { json!({}) };
+    for (key, value) in [("width", FRAME_WIDTH), ("height", PAGE_HEIGHT)] {
+        if out.get(key).and_then(Value::as_f64).is_none_or(|v| v == 0.0) {
+            out[key] = json!(value);
+        }
+    }
+    if out.get("deviceScaleFactor").is_none() {
+        out["deviceScaleFactor"] = json!(1);
+    }
+    if out.get("mobile").is_none() {
+        out["mobile"] = json!(false);
+    }
+    out
+}
+
 /// The command's parameters with `browserContextId` set to the session's, unless it names another
 /// context (refused).
 fn pinned_to_context(params: &Value, scope: &dyn Scope) -> Verdict {
@@ -201,6 +234,14 @@ pub(crate) fn check(method: &str, params: &Value, level: Level, scope: &dyn Scop
             Some(url) if allowed_url(url) => Verdict::Forward,
             _ => refuse("only http, https, data, about:blank and about:srcdoc URLs can be opened"),
         },
+        // The session's page size is the page's natural size: a client that clears its override, or sets
+        // one of 0 (the window's size), gets 1024 × 445 back, never the headless window's (docs/cdp.md).
+        (_, "Emulation.clearDeviceMetricsOverride") => {
+            Verdict::ForwardAs("Emulation.setDeviceMetricsOverride", session_metrics(&json!({})))
+        }
+        (_, "Emulation.setDeviceMetricsOverride") if sizes_to_window(params) => {
+            Verdict::ForwardWith(session_metrics(params))
+        }
         // Downloads land in the session's own file area, whatever a client asks.
         (_, "Page.setDownloadBehavior") => Verdict::Answer(json!({})),
         (_, "Network.loadNetworkResource") => refuse("Network.loadNetworkResource is not available"),

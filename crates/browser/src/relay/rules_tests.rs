@@ -299,3 +299,20 @@ fn page_close_in_the_session_of_the_last_page_is_refused() {
     assert_eq!(check_page_close(None, &A), None, "a session the relay cannot place");
     assert_eq!(in_session("Page.close", json!({})), Verdict::Forward, "check alone lets it through");
 }
+
+#[test]
+fn clearing_the_viewport_gives_the_sessions_and_a_zero_size_is_the_sessions_too() {
+    let session = json!({ "width": 1024, "height": 445, "deviceScaleFactor": 1, "mobile": false });
+    assert_eq!(
+        in_session("Emulation.clearDeviceMetricsOverride", json!({})),
+        Verdict::ForwardAs("Emulation.setDeviceMetricsOverride", session)
+    );
+    let zero = json!({ "width": 0, "height": 0, "deviceScaleFactor": 2, "mobile": true });
+    let want = json!({ "width": 1024, "height": 445, "deviceScaleFactor": 2, "mobile": true });
+    assert_eq!(in_session("Emulation.setDeviceMetricsOverride", zero), Verdict::ForwardWith(want));
+    let narrow = json!({ "width": 500, "height": 0, "deviceScaleFactor": 1, "mobile": false });
+    let want = json!({ "width": 500, "height": 445, "deviceScaleFactor": 1, "mobile": false });
+    assert_eq!(in_session("Emulation.setDeviceMetricsOverride", narrow), Verdict::ForwardWith(want));
+    let sized = json!({ "width": 800, "height": 600, "deviceScaleFactor": 1, "mobile": false });
+    assert_eq!(in_session("Emulation.setDeviceMetricsOverride", sized), Verdict::Forward);
+}

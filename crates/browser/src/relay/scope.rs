@@ -1,12 +1,49 @@
 //! What one DevTools client may see: its session's browser context, the targets in it (kept from the
 //! relay's own target discovery), the DevTools sessions the client attached, the windows it was told of,
 //! and the session's file area. It answers the allow-list's questions (`rules::Scope`), counting the
-//! pages being opened and closed by commands still in flight, so a burst of them cannot pass the tab cap
-//! or close the last page.
+//! pages being opened and closed by commands still in flight, in every DevTools connection of the session
+//! ([`TabClaims`]), so no burst, from one connection or several, passes the tab cap or closes the last page.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What all DevTools connections of one session have under way with its pages, held by the session
+/// (`page::Inner`) and shared by its relays.
+#[derive(Default)]
+pub(crate) struct TabClaims(Mutex<Claims>);
+
+#[derive(Default)]
+struct Claims {
+    /// `Target.createTarget`s sent and not answered yet.
+    creating: usize,
+    /// Pages Chromium created for a relay that the session has not adopted as tabs yet.
+    unadopted: HashSet<String>,
+    /// Pages a `Target.closeTarget` or `Page.close` was sent for, unless it failed. Kept once the page is
+    /// gone (a target id is never reused), so a page still listed somewhere never counts as another one.
+    closing: HashSet<String>,
+}
+
+/// At most this many closed pages are remembered; past it, those no source lists any more are forgotten.
+const CLOSING_KEPT: usize = 256;
+
+impl TabClaims {
+    fn lock(&self) -> MutexGuard<'_, Claims> {
+        // The claims are plain counts and sets, valid after any panic of a holder.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The session's tabs as it has adopted them (target ids); none once the session is gone.
+pub(crate) type SessionTabs = Box<dyn Fn() -> Vec<String> + Send + Sync>;
+
+/// This connection's share of the claims, given back when it ends.
+#[derive(Default)]
+struct Mine {
+    creating: usize,
+    unadopted: HashSet<String>,
+}
 
 /// Target types Chromium attaches at browser level (frames and dedicated workers come from their pages).
 const ATTACHABLE: &[&str] = &["page", "tab", "service_worker", "shared_worker"];
@@ -42,16 +79,20 @@ pub(crate) struct ClientScope {
     pub windows: HashSet<i64>,
     /// The target each of those sessions is attached to (when Chromium said so).
     pub session_targets: HashMap<String, String>,
-    /// `Target.createTarget`s sent and not answered yet.
-    pub creating: usize,
-    /// Pages created (answered) that discovery has not reported yet.
-    pub unseen: HashSet<String>,
-    /// Pages a `Target.closeTarget` or `Page.close` was sent for, not yet answered with a failure or gone.
-    pub closing: HashSet<String>,
+    /// The session's page claims, shared with its other connections.
+    claims: Arc<TabClaims>,
+    session_tabs: SessionTabs,
+    mine: Mine,
 }
 
 impl ClientScope {
-    pub fn new(context: String, files_dir: Option<PathBuf>, max_tabs: usize) -> Self {
+    pub fn new(
+        context: String,
+        files_dir: Option<PathBuf>,
+        max_tabs: usize,
+        shared: (Arc<TabClaims>, SessionTabs),
+    ) -> Self {
+        let (claims, session_tabs) = shared;
         ClientScope {
             context,
             files_dir,
@@ -60,10 +101,57 @@ impl ClientScope {
             sessions: HashSet::new(),
             windows: HashSet::new(),
             session_targets: HashMap::new(),
-            creating: 0,
-            unseen: HashSet::new(),
-            closing: HashSet::new(),
+            claims,
+            session_tabs,
+            mine: Mine::default(),
         }
+    }
+
+    /// A `Target.createTarget` was sent: the page counts from now on, in every connection.
+    pub fn creating(&mut self) {
+        self.claims.lock().creating += 1;
+        self.mine.creating += 1;
+    }
+
+    /// Chromium answered a `Target.createTarget`, with the new page when it made one: that page counts
+    /// until the session has adopted it.
+    pub fn created(&mut self, target: Option<&str>) {
+        let mut claims = self.claims.lock();
+        claims.creating = claims.creating.saturating_sub(1);
+        self.mine.creating = self.mine.creating.saturating_sub(1);
+        if let Some(t) = target {
+            claims.unadopted.insert(t.to_owned());
+            self.mine.unadopted.insert(t.to_owned());
+        }
+    }
+
+    /// The session adopted a page this connection created: its tabs count it now.
+    pub fn adopted(&mut self, target: &str) {
+        self.claims.lock().unadopted.remove(target);
+        self.mine.unadopted.remove(target);
+    }
+
+    /// A close of `target` was sent: it no longer counts as a page another close may leave.
+    pub fn closing(&mut self, target: &str) {
+        let mut claims = self.claims.lock();
+        if claims.closing.len() >= CLOSING_KEPT {
+            let listed = self.listed_pages();
+            claims.closing.retain(|t| listed.contains(t));
+        }
+        claims.closing.insert(target.to_owned());
+    }
+
+    /// A close of `target` failed: it is a page again.
+    pub fn close_failed(&mut self, target: &str) {
+        self.claims.lock().closing.remove(target);
+    }
+
+    /// Pages this connection's discovery or the session's tabs list.
+    fn listed_pages(&self) -> HashSet<String> {
+        let mut ids: HashSet<String> =
+            self.targets.iter().filter(|(_, i)| Self::is_page(i)).map(|(id, _)| id.clone()).collect();
+        ids.extend((self.session_tabs)());
+        ids
     }
 
     /// Whether a `TargetInfo` is of this context.
@@ -77,7 +165,6 @@ impl ClientScope {
         if !self.is_own(info) {
             return false;
         }
-        self.unseen.remove(id);
         self.targets.insert(id.to_owned(), info.clone());
         true
     }
@@ -85,8 +172,8 @@ impl ClientScope {
     /// Forgets a target that is gone.
     pub fn forget(&mut self, target: &str) {
         self.targets.remove(target);
-        self.unseen.remove(target);
-        self.closing.remove(target);
+        self.claims.lock().unadopted.remove(target);
+        self.mine.unadopted.remove(target);
     }
 
     /// A DevTools session attached (`Target.attachedToTarget`): the client's, and its target.
@@ -151,54 +238,112 @@ impl super::rules::Scope for ClientScope {
         std::path::Path::new(path).canonicalize().is_ok_and(|p| p.starts_with(&dir) && p.is_file())
     }
     fn is_last_page(&self, target: &str) -> bool {
-        // A page being closed already counts as gone: two closes at once leave one page.
-        let others = self
-            .targets
-            .iter()
-            .any(|(id, info)| id != target && Self::is_page(info) && !self.closing.contains(id.as_str()));
-        self.kind_of(target) == Some("page") && !others && self.unseen.is_empty()
+        // A page being closed, by any connection, already counts as gone: closes at once leave one page.
+        let mut pages = self.listed_pages();
+        let claims = self.claims.lock();
+        pages.extend(claims.unadopted.iter().cloned());
+        let others = pages.iter().any(|id| id != target && !claims.closing.contains(id));
+        self.kind_of(target) == Some("page") && !others
     }
     fn pages(&self) -> (usize, usize) {
-        // A page being opened already counts: a burst of createTarget stops at the cap.
-        let open = self.targets.values().filter(|i| Self::is_page(i)).count();
-        (open + self.creating + self.unseen.len(), self.max_tabs)
+        // A page being opened, by any connection, already counts: bursts of createTarget stop at the cap.
+        let mut pages = self.listed_pages();
+        let claims = self.claims.lock();
+        pages.extend(claims.unadopted.iter().cloned());
+        (pages.len() + claims.creating, self.max_tabs)
+    }
+}
+
+impl Drop for ClientScope {
+    /// A connection that ends gives back what it claimed and will never hear the answer of.
+    fn drop(&mut self) {
+        let mut claims = self.claims.lock();
+        claims.creating = claims.creating.saturating_sub(self.mine.creating);
+        for target in &self.mine.unadopted {
+            claims.unadopted.remove(target);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{filter_allows, ClientScope};
+    use super::{filter_allows, ClientScope, TabClaims};
     use crate::relay::rules::Scope;
     use serde_json::json;
+    use std::sync::{Arc, Mutex};
 
-    fn with_pages(ids: &[&str]) -> ClientScope {
-        let mut scope = ClientScope::new("ctx".into(), None, 3);
-        for id in ids {
+    /// A connection of a session whose adopted tabs are `tabs`, sharing `claims`.
+    fn connection(claims: &Arc<TabClaims>, tabs: &Arc<Mutex<Vec<String>>>, pages: &[&str]) -> ClientScope {
+        let tabs = tabs.clone();
+        let listed = Box::new(move || tabs.lock().map(|t| t.clone()).unwrap_or_default());
+        let mut scope = ClientScope::new("ctx".into(), None, 3, (claims.clone(), listed));
+        for id in pages {
             scope.track(&json!({ "targetId": id, "type": "page", "browserContextId": "ctx" }));
         }
         scope
     }
 
+    fn with_pages(ids: &[&str]) -> ClientScope {
+        connection(&Default::default(), &Arc::new(Mutex::new(Vec::new())), ids)
+    }
+
     #[test]
     fn pages_being_opened_count_against_the_cap() {
         let mut scope = with_pages(&["p1"]);
-        scope.creating = 2;
+        scope.creating();
+        scope.creating();
         assert_eq!(scope.pages(), (3, 3));
-        scope.creating = 1;
-        scope.unseen.insert("p2".into());
-        assert_eq!(scope.pages(), (3, 3), "answered, not yet discovered");
+        scope.created(Some("p2"));
+        assert_eq!(scope.pages(), (3, 3), "answered, not yet adopted nor discovered");
         scope.track(&json!({ "targetId": "p2", "type": "page", "browserContextId": "ctx" }));
         assert_eq!(scope.pages(), (3, 3), "counted once");
+        scope.adopted("p2");
+        assert_eq!(scope.pages(), (3, 3), "discovered");
+    }
+
+    #[test]
+    fn two_connections_of_a_session_share_the_cap_and_the_last_page() {
+        let (claims, tabs) = (Arc::new(TabClaims::default()), Arc::new(Mutex::new(vec!["p1".to_owned()])));
+        let mut a = connection(&claims, &tabs, &["p1"]);
+        let b = connection(&claims, &tabs, &["p1"]);
+        a.creating();
+        assert_eq!(b.pages(), (2, 3), "A's createTarget in flight counts in B");
+        a.created(Some("p2"));
+        assert_eq!(b.pages(), (2, 3), "answered to A, not adopted yet, unknown to B's discovery");
+        tabs.lock().expect("tabs").push("p2".into());
+        a.adopted("p2");
+        assert_eq!(b.pages(), (2, 3), "adopted: a tab of the session");
+        // A closes p1: B may not close p2, the last page left, though B's discovery still lists p1.
+        a.closing("p1");
+        let mut b = b;
+        b.track(&json!({ "targetId": "p2", "type": "page", "browserContextId": "ctx" }));
+        assert!(b.is_last_page("p2"));
+        a.close_failed("p1");
+        assert!(!b.is_last_page("p2"), "p1 stayed");
+    }
+
+    #[test]
+    fn a_connection_that_ends_gives_back_what_it_claimed() {
+        let (claims, tabs) = (Arc::new(TabClaims::default()), Arc::new(Mutex::new(vec!["p1".to_owned()])));
+        let b = connection(&claims, &tabs, &["p1"]);
+        {
+            let mut a = connection(&claims, &tabs, &["p1"]);
+            a.creating();
+            a.creating();
+            a.created(Some("p2"));
+            assert_eq!(b.pages(), (3, 3));
+        }
+        assert_eq!(b.pages(), (1, 3));
     }
 
     #[test]
     fn a_page_being_closed_leaves_the_other_the_last() {
         let mut scope = with_pages(&["p1", "p2"]);
         assert!(!scope.is_last_page("p1") && !scope.is_last_page("p2"));
-        scope.closing.insert("p1".into());
+        scope.closing("p1");
         assert!(scope.is_last_page("p2"));
         scope.forget("p1");
-        assert!(scope.is_last_page("p2") && scope.closing.is_empty());
+        assert!(scope.is_last_page("p2"));
         scope.attached(&json!({ "sessionId": "s2", "targetInfo": { "targetId": "p2" } }));
         assert_eq!(scope.target_of("s2"), Some("p2"));
         scope.detached("s2");

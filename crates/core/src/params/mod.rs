@@ -3,13 +3,17 @@
 //! error-guidance ranges where the spec's two sources conflict (docs/api.md says which).
 
 use crate::error::{ApiError, ErrorCode};
-pub use crate::fields::Fields;
 use crate::fields::{invalid_params, missing, out_of_bounds};
+pub use crate::fields::{Fields, RequestBody};
 use crate::output::OutputSchema;
 use crate::policy::normalize_domain;
 use crate::secrets::Secrets;
 use crate::vision::VisionMode;
+pub use bodies::{InteractionRequest, LinkRequest, RunTaskRequest, StartSessionRequest};
 use serde_json::Value;
+
+mod bodies;
+mod schema;
 
 /// Default and maximum session / task duration (ms).
 pub const MAX_DURATION_MS: u64 = 300_000;

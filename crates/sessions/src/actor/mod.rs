@@ -6,6 +6,7 @@
 use crate::error::SessionError;
 mod registry;
 
+pub use registry::Activity;
 pub(crate) use registry::{Env, Opening, SessionHandle, Status};
 
 use crate::admission::SessionSlot;

@@ -6,7 +6,6 @@ use crate::admission::SessionSlot;
 use crate::config::SessionConfig;
 use crate::error::SessionError;
 use crate::live::LiveTask;
-use crate::overview::Activity;
 use crate::profiles::SessionProfile;
 use crate::runner::TaskStart;
 use chrono::{DateTime, Utc};
@@ -25,6 +24,18 @@ use webpilot_core::secrets::Secrets;
 use webpilot_core::state::SessionState;
 use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::Store;
+
+/// What a live session is doing now (the session list shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// No task runs: ready for one, or for manual use.
+    Idle,
+    Running,
+    /// The running task is paused and waits for `resume`.
+    Paused,
+    /// The running task waits for a human's guardrail answer.
+    Guardrail,
+}
 
 /// A reply to a command, sent by the actor.
 pub(crate) type Reply<T> = oneshot::Sender<Result<T, SessionError>>;

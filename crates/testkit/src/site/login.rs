@@ -1,5 +1,6 @@
 //! `/login` and `/login/welcome`: a sign-in form whose result page echoes what was typed, password
-//! included (as careless sites do), for the secrets tests.
+//! included (as careless sites do), for the secrets tests; `/login/framed`: the same form in a frame that
+//! covers the whole viewport.
 
 use std::collections::HashMap;
 
@@ -32,5 +33,14 @@ pub(crate) async fn welcome(Query(q): Query<HashMap<String, String>>) -> Html<St
             escape(user),
             escape(pw)
         ),
+    )
+}
+
+/// `/login/framed`: `/login` in an iframe over the whole viewport (a page whose every point is a frame).
+pub(crate) async fn framed() -> Html<String> {
+    page(
+        "Framed sign in",
+        r#"<style>html,body{margin:0}</style>
+<iframe src="/login" title="Sign in" style="position:fixed;left:0;top:0;width:100vw;height:100vh;border:0"></iframe>"#,
     )
 }

@@ -2,7 +2,8 @@
 //! the service's memory grows by more than its per-connection budget, and another tenant's round trips go
 //! on meanwhile, as they do while one client sends eight 50 MB commands; a session never loses its last
 //! page to the relay (`Page.close`, two `Target.closeTarget`s at once); and a burst of
-//! `Target.createTarget` stops at the tab cap.
+//! `Target.createTarget` stops at the tab cap, also when two connections of one session burst at once; and a
+//! large command awaiting what a later small one does is answered.
 
 use crate::cdp_client::Cdp;
 use crate::helpers::*;
@@ -235,5 +236,76 @@ async fn another_tenants_round_trips_go_on_while_one_sends_eight_50_mb_commands(
     // commands while 16 MiB of them were unanswered, a round trip took over 20 s; the p95 stays in
     // milliseconds.
     assert!(worst < Duration::from_secs(10), "B waited {worst:?} behind A's large commands");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn bursts_from_two_connections_of_one_session_share_the_tab_cap_and_the_last_page() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (sid, body) = app.session_on(&key, "/").await;
+    let (mut a, mut b) = (Cdp::connect(&url_of(&body)).await, Cdp::connect(&url_of(&body)).await);
+    // Both connections know the session's page before the bursts.
+    assert_eq!((a.targets("page").await.len(), b.targets("page").await.len()), (1, 1));
+    let (mut from_a, mut from_b) = (Vec::new(), Vec::new());
+    for _ in 0..15 {
+        from_a.push(a.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await);
+        from_b.push(b.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await);
+    }
+    let mut made = Vec::new();
+    for (cdp, ids) in [(&mut a, from_a), (&mut b, from_b)] {
+        for id in ids {
+            if let Ok(answer) = cdp.answer(id, "createTarget").await {
+                made.push(answer["targetId"].as_str().expect("targetId").to_owned());
+            }
+        }
+    }
+    // The session's own page and at most 7 more, however many connections ask at once.
+    assert!((1..=7).contains(&made.len()), "{} pages made against a cap of 8 with one open", made.len());
+    let pages = pages_become(&mut a, made.len() + 1).await;
+    assert_eq!(pages.len(), made.len() + 1, "{pages:?}");
+
+    // Every page closed at once, half through each connection: one is always left.
+    let all: Vec<String> = pages.iter().filter_map(|p| p["targetId"].as_str().map(str::to_owned)).collect();
+    let mut sent = Vec::new();
+    for (i, target) in all.iter().enumerate() {
+        let cdp = if i % 2 == 0 { &mut a } else { &mut b };
+        sent.push((i % 2, cdp.send_command(None, "Target.closeTarget", json!({ "targetId": target })).await));
+    }
+    let mut closed = 0;
+    for (which, id) in sent {
+        let cdp = if which == 0 { &mut a } else { &mut b };
+        if cdp.answer(id, "closeTarget").await.is_ok() {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, all.len() - 1, "{closed} of {} pages closed", all.len());
+    assert_eq!(pages_become(&mut b, 1).await.len(), 1);
+    let done = app.run_in(&key, &sid, &format!("open {} then report the title", app.site.url("/pricing"))).await;
+    assert_eq!(done["data"]["message"], "Pricing", "{done}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_large_command_awaiting_what_a_later_small_one_does_is_not_stuck_behind_the_budget() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, body) = app.session_on(&key, "/").await;
+    let mut a = Cdp::connect(&url_of(&body)).await;
+    let (_, page) = a.attach_page().await;
+    // 20 MB of padding in a comment: past the relay's 16 MiB of large commands in flight on its own.
+    let padding = "x".repeat(20 * 1024 * 1024);
+    let expression =
+        format!("/*{padding}*/ new Promise((done) => {{ window.__go = done; }}).then((v) => 'released ' + v)");
+    let params = json!({ "expression": expression, "awaitPromise": true, "returnByValue": true });
+    let big = a.send_command(Some(&page), "Runtime.evaluate", params).await;
+    // A small command sent after it settles its promise; the large one's answer waits for it.
+    let release = "new Promise((done) => { const go = () => window.__go ? (window.__go('now'), done(true)) : \
+                   setTimeout(go, 10); go(); })";
+    let params = json!({ "expression": release, "awaitPromise": true, "returnByValue": true });
+    let small = a.send_command(Some(&page), "Runtime.evaluate", params).await;
+    assert_eq!(a.answer(small, "the small evaluate").await.expect("answered")["result"]["value"], true);
+    let answered = a.answer(big, "the large evaluate").await.expect("answered");
+    assert_eq!(answered["result"]["value"], "released now");
     app.stop().await;
 }

@@ -301,6 +301,7 @@ async fn the_console_fits_a_laptop_a_desktop_and_a_phone_and_shows_its_states() 
         assert!(v["ended_hint"].as_str().is_some_and(|h| h.contains("ended (terminated)")), "{v}");
     }
     assert_eq!(viewports[0]["link_opened"], true, "{seen}");
+    assert_eq!(viewports[0]["list_follows_popup"], true, "{seen}");
     assert_eq!(viewports[1]["markup_as_text"], true, "{seen}");
     assert_eq!(
         (&viewports[2]["guardrail_answered"], &viewports[2]["reconnected"]),

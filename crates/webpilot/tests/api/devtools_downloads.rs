@@ -1,8 +1,10 @@
 //! Playwright's `download` event over the DevTools endpoint: the relay passes the session's download events
-//! on to a client that enabled them, while the file itself lands in the session's file area.
+//! on to a client that enabled them (also for a download from a same-origin iframe), while the file itself
+//! lands in the session's file area.
 
 use crate::clients::run_python;
 use crate::helpers::*;
+use serde_json::json;
 use std::time::Duration;
 
 #[tokio::test]
@@ -15,6 +17,13 @@ async fn playwrights_download_event_fires_and_the_file_reaches_the_sessions_file
     assert_eq!(out["suggested"], "report.csv", "{out}");
     assert_eq!(out["url"], app.site.url("/files/report.csv"), "{out}");
     assert!(out["failure"].is_null(), "the download completed: {out}");
+    // From a same-origin iframe too, whose frame is no target of its own.
+    let framed = &out["framed"];
+    assert_eq!(
+        (&framed["suggested"], &framed["url"]),
+        (&json!("report.csv"), &json!(app.site.url("/files/report.csv")))
+    );
+    assert!(framed["failure"].is_null(), "the framed download completed: {out}");
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let url = format!("{}/sessions/{sid}/files", app.base);

@@ -1,7 +1,8 @@
 //! Session files' bytes live in the blob store (`<data dir>/files/…`, or the object store), not in the
 //! database: they survive a restart, are served whole or by range, leave with their file (deleted or
-//! purged), and count against the storage quota; rows written before the blob store are still served from the database; and
-//! in a cluster a file kept by one node is uploaded, read and deleted through another.
+//! purged), and count against the storage quota; rows written before the blob store are served from the
+//! database, then moved into the blob store at the next start, as a node's folder is into the object store
+//! it gains; and in a cluster a file kept by one node is uploaded, read and deleted through another.
 
 use crate::cluster::Cluster;
 use crate::helpers::{holds, stored_bytes, TestApp};
@@ -118,21 +119,48 @@ async fn file_bytes_live_in_the_blob_folder_not_the_database_and_survive_a_resta
     app.stop().await;
 }
 
+/// Polls `cond` until it holds (at most 20 s).
+async fn until<F: std::future::Future<Output = bool>>(what: &str, cond: impl Fn() -> F) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !cond().await {
+        assert!(Instant::now() < deadline, "not reached in 20 s: {what}");
+        tokio::time::sleep(crate::helpers::POLL).await;
+    }
+}
+
+/// `storage` and the length of `content` of file `name`, read from the database itself.
+async fn row_of(app: &TestApp, name: &str) -> (String, i64) {
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&app.database_url()).await.expect("open the database");
+    let row: (String, i64) =
+        sqlx::query_as("SELECT storage, CAST(LENGTH(content) AS BIGINT) FROM files WHERE name = $1")
+            .bind(name)
+            .fetch_one(&pool)
+            .await
+            .expect("the row");
+    pool.close().await;
+    row
+}
+
 #[tokio::test]
-async fn a_file_stored_in_the_database_before_the_blob_store_is_still_served_and_deleted() {
-    let app = TestApp::spawn().await;
+async fn a_file_stored_in_the_database_before_the_blob_store_is_served_then_moved_into_it_at_the_next_start() {
+    let mut app = TestApp::spawn().await;
     let (user, key) = app.user(5.0).await;
     let sid = app.start_session(&key, json!({})).await;
     // A row as the previous version wrote it: the bytes in `content`, no blob.
+    let marker = format!("old-marker-{}", uuid::Uuid::new_v4().simple());
+    let content = content_with(&marker);
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(&app.database_url()).await.expect("open the database");
     sqlx::query(
         "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
-         VALUES ($1, $2, 'old.txt', 9, 'x', 'text/plain', 'upload', 1, $3)",
+         VALUES ($1, $2, 'old.txt', $3, 'x', 'text/plain', 'upload', $4, $5)",
     )
     .bind(sid.as_str())
     .bind(user.as_str())
-    .bind(b"old bytes".to_vec())
+    .bind(content.len() as i64)
+    .bind(webpilot_store::now_ms())
+    .bind(content.clone())
     .execute(&pool)
     .await
     .expect("an old row");
@@ -140,10 +168,51 @@ async fn a_file_stored_in_the_database_before_the_blob_store_is_still_served_and
     let r = get(&app, &key, &sid, "old.txt", None).await;
     assert_eq!(r.status().as_u16(), 200);
     assert!(r.headers()["content-disposition"].to_str().is_ok_and(|d| d.contains("old.txt")));
-    assert_eq!(r.bytes().await.expect("body").as_ref(), b"old bytes");
-    assert_eq!(wait_files(&app, &key, &sid, 1).await[0]["bytes"], 9);
+    assert_eq!(r.bytes().await.expect("body").as_ref(), content.as_slice());
+    assert_eq!(row_of(&app, "old.txt").await, ("database".to_owned(), content.len() as i64));
+
+    // The next start moves its bytes into the node's blob folder and empties the row.
+    app.restart().await;
+    crate::helpers::wait_until(Duration::from_secs(20), "the old file's bytes in the blob folder", || {
+        blob_holding(app.data_dir(), &sid, &marker).is_some()
+    })
+    .await;
+    until("the old row emptied", || async { row_of(&app, "old.txt").await == ("node".to_owned(), 0) }).await;
+    let blob = blob_holding(app.data_dir(), &sid, &marker).expect("the blob");
+    assert_eq!(std::fs::read(&blob).expect("blob"), content);
+    let r = get(&app, &key, &sid, "old.txt", None).await;
+    assert_eq!(r.bytes().await.expect("body").as_ref(), content.as_slice(), "served from the blob");
+    assert_eq!(wait_files(&app, &key, &sid, 1).await[0]["bytes"], content.len());
     assert_eq!(delete(&app, &key, &sid, "old.txt").await, 200);
+    assert!(!blob.exists(), "the blob went with its file");
     assert_eq!(get(&app, &key, &sid, "old.txt", None).await.status().as_u16(), 404);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_node_that_gains_an_object_store_moves_its_folders_files_there() {
+    let s3 = S3::start("webpilot-moved").await;
+    let mut app = TestApp::spawn().await;
+    let key = app.key().await;
+    let sid = app.start_session(&key, json!({})).await;
+    let marker = format!("moved-marker-{}", uuid::Uuid::new_v4().simple());
+    let content = content_with(&marker);
+    let (status, stored) = upload(&app, &key, &sid, "kept.txt", &content).await;
+    assert_eq!(status, 200, "{stored}");
+    let blob = blob_holding(app.data_dir(), &sid, &marker).expect("first in the node's folder");
+
+    app.restart_with(&s3.flags("webpilot-moved", "m")).await;
+    let prefix = format!("m/files/{sid}/");
+    let listed = || async { s3.keys("webpilot-moved", &prefix).await.contains(&format!("<Key>{prefix}")) };
+    until("the file in the object store", listed).await;
+    crate::helpers::wait_until(Duration::from_secs(20), "the folder's blob removed", || !blob.exists()).await;
+    assert_eq!(row_of(&app, "kept.txt").await.0, "object_store");
+    let r = get(&app, &key, &sid, "kept.txt", None).await;
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.bytes().await.expect("body").as_ref(), content.as_slice());
+    assert_eq!(delete(&app, &key, &sid, "kept.txt").await, 200);
+    let listed = s3.keys("webpilot-moved", &prefix).await;
+    assert!(!listed.contains(&format!("<Key>{prefix}")), "deleted from the object store: {listed}");
     app.stop().await;
 }
 

@@ -185,6 +185,12 @@ impl TestApp {
         self.boot().await;
     }
 
+    /// A restart with `extra` flags added to the service's (e.g. a node that gains `--object-store`).
+    pub async fn restart_with(&mut self, extra: &[String]) {
+        self.settings_args.extend(extra.iter().cloned());
+        self.restart().await;
+    }
+
     pub async fn stop(mut self) {
         if let Some(app) = self.app.take() {
             app.shutdown().await;

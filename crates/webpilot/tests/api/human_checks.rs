@@ -98,8 +98,10 @@ fn also_allow(mut s: Settings, extra: &str) -> Settings {
 
 #[tokio::test]
 async fn each_kind_of_human_check_pauses_the_task_until_a_person_passes_it() {
-    let app = TestApp::spawn().await;
+    let receiver = crate::webhooks::Receiver::start(0).await;
+    let app = TestApp::spawn_with(|s| also_allow(s, &format!("127.0.0.1:{}", receiver.port))).await;
     let key = app.key().await;
+    crate::webhooks::register(&app, &key, &receiver, Some(json!(["task.guardrail"]))).await;
     // Chat completions: the same guardrail is its guardrail error.
     let generic = app.site.url("/challenges/generic");
     let body = json!({ "model": "svc-browser-1", "messages": [{ "role": "user", "content": sign_up(&generic) }] });
@@ -139,6 +141,16 @@ async fn each_kind_of_human_check_pauses_the_task_until_a_person_passes_it() {
         .filter(|e| e["type"] == "agent" && e["content"].as_str().is_some_and(|c| c.contains("A person passed")));
     assert_eq!(told.count(), KINDS.len());
     assert_eq!(all.iter().filter(|e| e["type"] == "guardrail_trigger").count(), KINDS.len());
+    // Each was a signed `task.guardrail` webhook too, as a question of a person would be (and the chat's).
+    let asked = |a: &[Value]| {
+        a.iter()
+            .filter(|x| x["verified"] == true && x["body"]["data"]["data"]["type"] == "human_verification_needed")
+            .count()
+    };
+    let hooks = receiver.wait("the checks' webhooks", LIMIT, |a| asked(a) > KINDS.len()).await;
+    assert!(hooks.iter().all(|h| h["type"] == "task.guardrail"), "{hooks:?}");
+    let on_session = hooks.iter().filter(|h| h["body"]["data"]["sessionId"] == sid.as_str()).count();
+    assert_eq!(on_session, KINDS.len(), "{hooks:?}");
     app.stop().await;
 }
 

@@ -2,7 +2,9 @@
 //! program (`sdk/typescript/test/e2e.ts`), which drives two real services through the SDK alone: one with the
 //! scripted model (a recorded session, typed events, pause / resume / stop, a file, a webhook verified by the
 //! SDK's helper, `await using`), one with the offline planner and a tight rate limit (manual input, a
-//! guardrail, run-task, a page's download, a 429 retried after `Retry-After`). Also checks that the SDK's
+//! guardrail, run-task, a page's download, a 429 retried after `Retry-After`); then the same compiled SDK in
+//! a web page of Chromium, with no Node (`test/browser.ts`, through `clients/sdk_browser.py`), and under Deno
+//! (`test/deno.ts`). Also checks that the SDK's
 //! types, generated from `/openapi.json`, are those the service documents now.
 
 use crate::agent::with_model;
@@ -124,6 +126,51 @@ async fn the_typescript_sdk_drives_the_service_end_to_end() {
     assert!((1..=3).contains(&retry_after), "{summary}");
     assert!(summary["planner"]["waitedMs"].as_u64().unwrap_or(0) >= retry_after * 1000, "{summary}");
     assert!(planner.site.was_requested(None, "/files/report.csv"), "the planner downloaded the report");
+
+    // The same compiled SDK in a web page, with no Node: fetch, socket.io-client's browser build, WebCrypto.
+    let sdk = sdk_dir().to_string_lossy().into_owned();
+    let page = crate::clients::run_python(
+        "sdk_browser.py",
+        &[&planner.base, &planner_key, &site(&planner), &sdk],
+        &[],
+        Duration::from_secs(90),
+    )
+    .await;
+    let summary = &page["outcome"]["summary"];
+    assert_eq!(page["errors"], json!([]), "{page}");
+    assert_eq!(page["nodeGlobals"], false, "{page}");
+    assert_eq!(summary["answer"], "Fixture Home", "{page}");
+    assert_eq!(summary["completedEvent"], "task_completed", "{page}");
+    assert_eq!((&summary["listed"], &summary["history"]), (&json!(true), &json!(["complete"])), "{page}");
+    assert_eq!(summary["refused"], json!({ "code": "INVALID_API_KEY", "status": 401 }), "{page}");
+    assert_eq!(
+        (&summary["verified"], &summary["forged"]),
+        (&json!("task.completed"), &json!("WEBHOOK_VERIFICATION_FAILED"))
+    );
+    let browser_sid = summary["sessionId"].as_str().expect("the page's session");
+    assert_eq!(planner.end_reason(browser_sid).await.as_deref(), Some("terminated"));
+
+    // And under Deno: its fetch and WebCrypto, socket.io-client resolved from the SDK's node_modules.
+    let config = json!({ "base": planner.base, "key": planner_key, "site": site(&planner) }).to_string();
+    let mut deno = tokio::process::Command::new("deno");
+    deno.current_dir(sdk_dir()).kill_on_drop(true);
+    deno.args(["run", "--no-lock", "--allow-net", "--allow-read", "--allow-env", "dist-test/test/deno.js", &config]);
+    let out = tokio::time::timeout(Duration::from_secs(60), deno.output()).await.expect("deno within 60 s");
+    let out = out.expect("deno runs: it comes with crates/webpilot/tests/python-requirements.txt");
+    assert_ok("the SDK under Deno", &out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ran: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("Deno's JSON summary");
+    let summary = &ran["summary"];
+    assert!(ran["deno"].as_str().is_some_and(|v| v.starts_with("2.")), "{ran}");
+    assert_eq!(summary["answer"], "Fixture Home", "{ran}");
+    assert_eq!((&summary["completedEvent"], &summary["listed"]), (&json!("task_completed"), &json!(true)), "{ran}");
+    assert_eq!(summary["refused"], json!({ "code": "INVALID_API_KEY", "status": 401 }), "{ran}");
+    assert_eq!(
+        (&summary["verified"], &summary["forged"]),
+        (&json!("task.completed"), &json!("WEBHOOK_VERIFICATION_FAILED"))
+    );
+    let deno_sid = summary["sessionId"].as_str().expect("Deno's session");
+    assert_eq!(planner.end_reason(deno_sid).await.as_deref(), Some("terminated"));
     model_app.stop().await;
     planner.stop().await;
 }

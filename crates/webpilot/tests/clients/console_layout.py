@@ -132,6 +132,11 @@ def one_viewport(browser, base, key, site, width, height, shot):
         page.wait_for_function(f"() => {{ const p = ({PIXEL})([500, 400]); return p && p[0] < 60 && p[1] > 130; }}",
                                timeout=20_000)
         seen["link_opened"] = True
+        # The popup came from a person's click, which sends no event: the list still shows it as the
+        # session's page once the console reads the list again.
+        page.wait_for_function("() => { const li = document.querySelector('#sessions li.selected .url'); "
+                               "return Boolean(li) && li.textContent.includes('bg=00aa00'); }", timeout=10_000)
+        seen["list_follows_popup"] = True
         page.click("#takeover")
         if shot:
             page.screenshot(path=shot)

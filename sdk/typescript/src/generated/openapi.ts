@@ -1182,10 +1182,10 @@ export interface components {
             socketURL: string;
             state: components["schemas"]["SessionActivity"];
             streaming: components["schemas"]["Streaming"];
-            /** @description The active tab's title; `null` when the browser did not tell it within 2 s. */
-            title?: string | null;
-            /** @description The active tab's address; `null` when the browser did not tell it within 2 s. */
-            url?: string | null;
+            /** @description The active tab's title; `null` when the browser did not tell it within 2 s. Always sent. */
+            title: string | null;
+            /** @description The active tab's address; `null` when the browser did not tell it within 2 s. Always sent. */
+            url: string | null;
         };
         /** @description A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`. */
         Message: components["schemas"]["NewTaskMessage"] | components["schemas"]["StateMessage"] | components["schemas"]["InteractionMessage"] | components["schemas"]["GuardrailMessage"];

@@ -6,6 +6,7 @@ mod guard;
 mod remote;
 mod server;
 mod sessions;
+mod tools;
 
 pub(crate) use remote::answer_for_node;
 

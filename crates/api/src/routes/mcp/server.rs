@@ -1,22 +1,23 @@
 //! The MCP server (rmcp `ServerHandler`): tools `run_task`, `start_session`, `send_message`, `get_task`
-//! and resources `webpilot://sessions`, `webpilot://task/{sessionId}/{taskId}`. Tools take the REST
-//! bodies' fields and answer the REST bodies (the same parsing and views), so both interfaces agree.
+//! (`tools`) and resources `webpilot://sessions`, `webpilot://task/{sessionId}/{taskId}`. Tools take the
+//! REST bodies' fields and answer the REST bodies (the same request types and views), so both interfaces
+//! agree.
 
+use super::tools::{tools, GetTaskRequest};
 use crate::calls::{self, Call, Via, Wait};
 use crate::error::error_json;
 use crate::state::AppState;
 use axum::http::request::Parts;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, Implementation, JsonObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
-use std::sync::Arc;
-use webpilot_core::params::{SendMessage, SessionOrigin, SessionParams};
+use webpilot_core::params::{RequestBody, RunTaskRequest, SendMessage, StartSessionRequest};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::User;
 
@@ -51,122 +52,6 @@ fn tool_error(e: ApiError) -> CallToolResult {
     CallToolResult::structured_error(error_json(&ApiError::new(mcp_code(e.code), e.message)))
 }
 
-fn schema(v: Value) -> Arc<JsonObject> {
-    Arc::new(match v {
-        Value::Object(m) => m,
-        _ => JsonObject::new(),
-    })
-}
-
-/// The task limits' properties; the bounds are the ones `SessionParams::parse` checks.
-fn limit_properties() -> Value {
-    use webpilot_core::params::{
-        MAX_DURATION_MS, MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS, MIN_DURATION_MS, MIN_INPUT_TOKENS, MIN_OUTPUT_TOKENS,
-    };
-    json!({
-        "maxDuration": {
-            "type": "integer", "minimum": MIN_DURATION_MS, "maximum": MAX_DURATION_MS, "description": "ms"
-        },
-        "maxInputTokens": { "type": "integer", "minimum": MIN_INPUT_TOKENS, "maximum": MAX_INPUT_TOKENS },
-        "maxOutputTokens": { "type": "integer", "minimum": MIN_OUTPUT_TOKENS, "maximum": MAX_OUTPUT_TOKENS },
-        "startingUrl": { "type": ["string", "null"], "description": "absolute http(s) URL" },
-        "avoidDomains": { "type": "array", "items": { "type": "string" } },
-        "secrets": {
-            "type": "object",
-            "description": "name: value (or {value, domains}, or {totp: base32 seed, digits?, period?, algorithm?, \
-                            domains?} for a one-time code); the agent types <secret:NAME> without seeing the value",
-            "additionalProperties": {
-                "oneOf": [
-                    { "type": "string" },
-                    { "type": "object", "properties": { "value": { "type": "string" },
-                      "domains": { "type": "array", "items": { "type": "string" } } }, "required": ["value"] },
-                    { "type": "object", "properties": { "totp": { "type": "string" },
-                      "digits": { "enum": [6, 8] }, "period": { "type": "integer", "minimum": 1, "maximum": 300 },
-                      "algorithm": { "enum": ["SHA1", "SHA256", "SHA512"] },
-                      "domains": { "type": "array", "items": { "type": "string" } } }, "required": ["totp"] }
-                ]
-            }
-        },
-        "outputSchema": { "type": "object", "description": "a JSON Schema the final answer must satisfy (data.output)" },
-        "replayOf": { "type": "string", "description": "taskId of an earlier completed task to replay without the model" },
-        "vision": { "type": "string", "enum": ["off", "auto", "on"], "description": "when the model sees a screenshot of the page (default auto)" },
-        "cache": { "type": "string", "enum": ["auto", "off"], "description": "auto replays a cached run of the same task without the model when there is one (default auto; docs/agent.md)" },
-    })
-}
-
-fn with_task_details(required: bool) -> Value {
-    let mut props = limit_properties();
-    props["taskDetails"] = json!({ "type": "string", "description": "the task in natural language" });
-    props["proxies"] = json!({
-        "type": "array", "maxItems": webpilot_core::proxies::MAX_PROXIES,
-        "description": "upstream proxies: {server, username?, password?, domains?} or {name, domains?} \
-                        (docs/proxies-and-identity.md)",
-        "items": { "type": "object", "properties": {
-            "server": { "type": "string" }, "username": { "type": "string" }, "password": { "type": "string" },
-            "name": { "type": "string" }, "domains": { "type": "array", "items": { "type": "string" } } } },
-    });
-    let mut s = json!({ "type": "object", "properties": props });
-    if required {
-        s["required"] = json!(["taskDetails"]);
-    }
-    s
-}
-
-/// A session's browser identity (docs/proxies-and-identity.md), for the tools that start a session.
-fn with_identity(mut s: Value) -> Value {
-    s["properties"]["locale"] = json!({ "type": "string", "description": "BCP 47 tag, e.g. de-DE" });
-    s["properties"]["timezone"] = json!({ "type": "string", "description": "IANA zone, e.g. Europe/Berlin" });
-    s["properties"]["userAgent"] = json!({ "type": "string", "maxLength": 512 });
-    s["properties"]["geolocation"] = json!({ "type": "object", "properties": {
-        "latitude": { "type": "number", "minimum": -90, "maximum": 90 },
-        "longitude": { "type": "number", "minimum": -180, "maximum": 180 },
-        "accuracy": { "type": "number", "minimum": 0, "maximum": 100000 } }, "required": ["latitude", "longitude"] });
-    s
-}
-
-fn tools() -> Vec<Tool> {
-    vec![
-        Tool::new(
-            "run_task",
-            "Runs one task in a new session that ends with it. Waits up to the inline wait (50 s); returns the \
-             result, or status pending with sessionId, taskId and pollUrl (then use get_task).",
-            schema(with_identity(with_task_details(true))),
-        ),
-        Tool::new(
-            "start_session",
-            "Opens a persistent browser session (optionally with a first task); returns its sessionId.",
-            schema({
-                let mut s = with_identity(with_task_details(false));
-                s["properties"]["terminateOnCompletion"] = json!({ "type": "boolean" });
-                s
-            }),
-        ),
-        Tool::new(
-            "send_message",
-            "Sends a message to a session: newTask (waits like run_task), state (pause, resume, stop, \
-             terminate), interaction, or a guardrail answer. Same message object as POST /start/send-message.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "sessionId": { "type": "string" },
-                    "message": { "type": "object", "properties": { "actionType": {
-                        "type": "string", "enum": ["newTask", "state", "interaction", "guardrail"] } } },
-                },
-                "required": ["sessionId", "message"],
-            })),
-        ),
-        Tool::new(
-            "get_task",
-            "The state or result of a task (same body as GET /task/:sessionId/:taskId).",
-            schema(json!({
-                "type": "object",
-                "properties": { "sessionId": { "type": "string" }, "taskId": { "type": "string" } },
-                "required": ["sessionId", "taskId"],
-            })),
-        ),
-    ]
-}
-
 fn caller(ctx: &RequestContext<RoleServer>) -> Result<User, McpError> {
     ctx.extensions
         .get::<Parts>()
@@ -194,11 +79,11 @@ impl McpServer {
             return super::remote::call(state, &owner, user, name, args).await;
         }
         let call = match name {
-            "run_task" => Call::RunTask(SessionParams::parse(args, SessionOrigin::RunTask)?),
-            "start_session" => Call::StartSession(SessionParams::parse(args, SessionOrigin::StartSession)?),
-            "send_message" => Call::Send { message: SendMessage::parse(args)?, wait: Wait::ForTask },
+            "run_task" => Call::RunTask(RunTaskRequest::from_json(args)?.0),
+            "start_session" => Call::StartSession(StartSessionRequest::from_json(args)?.0),
+            "send_message" => Call::Send { message: SendMessage::from_json(args)?, wait: Wait::ForTask },
             "get_task" => {
-                let (session_id, task_id) = ids(args)?;
+                let GetTaskRequest { session_id, task_id } = GetTaskRequest::from_json(args)?;
                 Call::GetTask { session_id, task_id }
             }
             other => return Err(ApiError::new(ErrorCode::InvalidParams, format!("unknown tool {other:?}"))),
@@ -209,12 +94,6 @@ impl McpServer {
         let outcome = calls::execute(state, user, call).await?;
         serde_json::to_value(outcome).map_err(|_| ApiError::code(ErrorCode::InternalError))
     }
-}
-
-fn ids(args: &Value) -> Result<(String, String), ApiError> {
-    let f = webpilot_core::params::Fields::of(args, "arguments")?;
-    let id = |name| f.req_str(name).map(|v| webpilot_core::params::id_text(v).to_owned());
-    Ok((id("sessionId")?, id("taskId")?))
 }
 
 fn json_contents(uri: &str, body: &Value) -> ReadResourceResponse {
@@ -237,7 +116,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools()))
+        Ok(ListToolsResult::with_all_items(tools().to_vec()))
     }
 
     async fn call_tool(

@@ -1,14 +1,21 @@
-//! Request bodies as schemas. The handlers read bodies with the hand-written validators of
-//! `webpilot_core::params` (they give the spec's per-field error codes); these types describe the same
-//! fields and bounds for the OpenAPI document only, so their fields are never read.
+//! The wire shape of the request bodies, as OpenAPI schemas: what each validated request type
+//! ([`RequestBody`](crate::fields::RequestBody)) reads, field by field, with its bounds. The request types
+//! take their `ToSchema` from here (`params::bodies`), the OpenAPI document and MCP's tool input schemas
+//! take theirs from the request types, and the tests below hold every property named here to a field its
+//! validator reads.
+// Never built: each type describes a body its validator reads from JSON, for the schema derive alone.
 #![allow(dead_code)]
 
-use serde::Deserialize;
+mod messages;
+#[cfg(test)]
+mod tests;
+
+pub use messages::{Interaction, Message, SendMessageRequest};
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// Session parameters: the body of `POST /start/start-session` (every field optional).
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StartSessionRequest {
     /// The initial task; may be empty when tasks are sent later.
@@ -26,7 +33,7 @@ pub struct StartSessionRequest {
 
 /// The body of `POST /start/run-task`: session parameters with a required task; terminateOnCompletion
 /// is forced to true.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunTaskRequest {
     #[schema(min_length = 1, max_length = 20000)]
@@ -41,7 +48,7 @@ pub struct RunTaskRequest {
 
 /// The browser identity of a session (start-session and run-task only; docs/proxies-and-identity.md). A
 /// bad value is 400 `INVALID_PARAMETER` naming the field.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct IdentityOptions {
     /// A BCP 47 language tag, e.g. `de-DE`: `navigator.language(s)`, `Intl` and the `Accept-Language`
@@ -60,7 +67,7 @@ pub struct IdentityOptions {
 }
 
 /// A position for `navigator.geolocation`.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeolocationOption {
     #[schema(minimum = -90, maximum = 90)]
@@ -74,7 +81,7 @@ pub struct GeolocationOption {
 
 /// One entry of `secrets`: a value, a value with the domains it may be typed on, or a TOTP seed whose
 /// one-time code (RFC 6238) is typed at the moment of typing (docs/agent.md).
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(untagged)]
 pub enum SecretEntry {
     Value(String),
@@ -83,7 +90,7 @@ pub enum SecretEntry {
 }
 
 /// A value typed only on pages of `domains` (and their subdomains).
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 pub struct FixedSecret {
     #[schema(min_length = 1, max_length = 4096)]
     value: String,
@@ -91,7 +98,7 @@ pub struct FixedSecret {
 }
 
 /// A one-time code generator (RFC 6238): the code valid when `<secret:NAME>` is typed.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 pub struct TotpSecret {
     /// The base32 seed (spaces, dashes, `=` padding and case are ignored); 10 to 128 bytes decoded.
     #[schema(min_length = 16)]
@@ -108,7 +115,7 @@ pub struct TotpSecret {
 }
 
 /// The HMAC hash of a one-time code.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 pub enum TotpAlgorithm {
     #[serde(rename = "SHA1")]
     Sha1,
@@ -122,7 +129,7 @@ pub enum TotpAlgorithm {
 /// `username` and `password`) or an operator's proxy by `name`. A request goes through the first entry
 /// whose `domains` match its host; an entry without `domains` is the default; with no default, other hosts
 /// go direct.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProxyEntry {
     /// `http://host:port`, `https://host:port` or `socks5://host:port`, without credentials. Its address
@@ -142,7 +149,7 @@ pub struct ProxyEntry {
 }
 
 /// The profile a session starts from (start-session and run-task only; not a task's).
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileOptions {
     /// A profile of the caller's to start the browser context from (docs/profiles-and-files.md):
@@ -159,7 +166,7 @@ pub struct ProfileOptions {
 }
 
 /// The optional session parameters start-session and run-task share.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionOptions {
     /// Session timeout in ms (default and maximum 300000).
@@ -194,7 +201,7 @@ pub struct SessionOptions {
     cache: Option<CacheMode>,
 }
 
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Vision {
     Off,
@@ -202,255 +209,21 @@ pub enum Vision {
     On,
 }
 
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheMode {
     Auto,
     Off,
 }
 
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 pub enum Mode {
     #[serde(rename = "default")]
     Default,
 }
 
-/// The body of `POST /start/send-message`.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SendMessageRequest {
-    session_id: String,
-    message: Message,
-}
-
-/// A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`.
-#[derive(Deserialize, ToSchema)]
-#[serde(untagged)]
-#[schema(discriminator(property_name = "actionType", mapping(
-    ("newTask" = "#/components/schemas/NewTaskMessage"),
-    ("state" = "#/components/schemas/StateMessage"),
-    ("interaction" = "#/components/schemas/InteractionMessage"),
-    ("guardrail" = "#/components/schemas/GuardrailMessage"),
-)))]
-pub enum Message {
-    NewTask(NewTaskMessage),
-    State(StateMessage),
-    Interaction(InteractionMessage),
-    Guardrail(GuardrailMessage),
-}
-
-/// Starts a task in the session (waits up to 50 s for it, like run-task).
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewTaskMessage {
-    action_type: NewTaskAction,
-    new_state: StartState,
-    #[schema(min_length = 1, max_length = 20000)]
-    task_details: String,
-    #[serde(flatten)]
-    options: SessionOptions,
-    terminate_on_completion: Option<bool>,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum NewTaskAction {
-    #[serde(rename = "newTask")]
-    NewTask,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum StartState {
-    #[serde(rename = "start")]
-    Start,
-}
-
-/// Pauses, resumes, stops or terminates the session's task.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StateMessage {
-    action_type: StateAction,
-    new_state: StateCommand,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum StateAction {
-    #[serde(rename = "state")]
-    State,
-}
-
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StateCommand {
-    Pause,
-    Resume,
-    Stop,
-    Terminate,
-}
-
-/// A manual action in the browser.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InteractionMessage {
-    action_type: InteractionAction,
-    action: Interaction,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum InteractionAction {
-    #[serde(rename = "interaction")]
-    Interaction,
-}
-
-/// An interaction, selected by `type`. Coordinates: x 0 to 1024, y 155 to 600. Also the body of
-/// `POST /stream/{sessionId}/interaction`.
-#[derive(Deserialize, ToSchema)]
-#[serde(untagged)]
-#[schema(discriminator(property_name = "type", mapping(
-    ("takeOverControl" = "#/components/schemas/TakeOverControl"),
-    ("releaseControl" = "#/components/schemas/ReleaseControl"),
-    ("CLICK" = "#/components/schemas/Click"),
-    ("DOUBLE_CLICK" = "#/components/schemas/DoubleClick"),
-    ("TYPE" = "#/components/schemas/TypeText"),
-    ("KEY_PRESS" = "#/components/schemas/KeyPress"),
-)))]
-pub enum Interaction {
-    TakeOverControl(TakeOverControl),
-    ReleaseControl(ReleaseControl),
-    Click(Click),
-    DoubleClick(DoubleClick),
-    Type(TypeText),
-    KeyPress(KeyPress),
-}
-
-/// Takes the mouse and keyboard from the agent; its task waits until control is released.
-#[derive(Deserialize, ToSchema)]
-pub struct TakeOverControl {
-    #[serde(rename = "type")]
-    kind: TakeOverControlType,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum TakeOverControlType {
-    #[serde(rename = "takeOverControl")]
-    TakeOverControl,
-}
-
-/// Gives control back to the agent.
-#[derive(Deserialize, ToSchema)]
-pub struct ReleaseControl {
-    #[serde(rename = "type")]
-    kind: ReleaseControlType,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum ReleaseControlType {
-    #[serde(rename = "releaseControl")]
-    ReleaseControl,
-}
-
-/// A click at a point of the composed view.
-#[derive(Deserialize, ToSchema)]
-pub struct Click {
-    #[serde(rename = "type")]
-    kind: ClickType,
-    #[schema(minimum = 0, maximum = 1024)]
-    x: f64,
-    #[schema(minimum = 155, maximum = 600)]
-    y: f64,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum ClickType {
-    #[serde(rename = "CLICK")]
-    Click,
-}
-
-/// A double click at a point of the composed view.
-#[derive(Deserialize, ToSchema)]
-pub struct DoubleClick {
-    #[serde(rename = "type")]
-    kind: DoubleClickType,
-    #[schema(minimum = 0, maximum = 1024)]
-    x: f64,
-    #[schema(minimum = 155, maximum = 600)]
-    y: f64,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum DoubleClickType {
-    #[serde(rename = "DOUBLE_CLICK")]
-    DoubleClick,
-}
-
-/// Text typed into the focused element.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TypeText {
-    #[serde(rename = "type")]
-    kind: TypeTextType,
-    #[schema(max_length = 10000)]
-    text: String,
-    /// Simulate human typing speed.
-    human_like: Option<bool>,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum TypeTextType {
-    #[serde(rename = "TYPE")]
-    Type,
-}
-
-/// One key pressed.
-#[derive(Deserialize, ToSchema)]
-pub struct KeyPress {
-    #[serde(rename = "type")]
-    kind: KeyPressType,
-    /// A named key (Enter, Escape, Tab, Backspace, Arrow…) or one character.
-    key: String,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum KeyPressType {
-    #[serde(rename = "KEY_PRESS")]
-    KeyPress,
-}
-
-/// Answers a guardrail trigger and resumes the task.
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct GuardrailMessage {
-    action_type: GuardrailAction,
-    /// The human-provided information.
-    task_details: String,
-    new_state: ResumeState,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum GuardrailAction {
-    #[serde(rename = "guardrail")]
-    Guardrail,
-}
-
-#[derive(Deserialize, ToSchema)]
-pub enum ResumeState {
-    #[serde(rename = "resume")]
-    Resume,
-}
-
-/// The body of `POST /webhooks`.
-#[derive(Deserialize, ToSchema)]
-pub struct NewWebhookRequest {
-    /// An absolute http or https URL whose host resolves only to public addresses.
-    #[schema(max_length = 2048)]
-    url: String,
-    /// The event types to deliver (all of them when absent).
-    events: Option<Vec<crate::openapi::events::WebhookEventType>>,
-    #[schema(max_length = 256)]
-    description: Option<String>,
-}
-
 /// The body of `POST /v1/chat/completions`.
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 pub struct ChatCompletionRequest {
     /// Only `svc-browser-1`.
     model: String,
@@ -470,13 +243,13 @@ pub struct ChatCompletionRequest {
     metadata: Option<serde_json::Value>,
 }
 
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 pub struct ChatMessage {
     role: ChatRole,
     content: String,
 }
 
-#[derive(Deserialize, ToSchema)]
+#[derive(ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChatRole {
     System,
