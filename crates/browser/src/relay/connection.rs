@@ -1,6 +1,7 @@
 //! One DevTools client's connection through the relay: its commands checked and sent in the relay's
 //! browser session or the client's own sessions, Chromium's answers and the context's events sent back.
 
+use super::in_flight::{InFlight, LARGE};
 use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
@@ -65,15 +66,9 @@ pub(super) struct Relay {
     pub(super) tabs: std::sync::Weak<crate::page::Inner>,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
-    /// Large client commands sent and not answered yet: their bytes and session.
-    pub(super) in_flight: HashMap<u64, (usize, String)>,
-    pub(super) in_flight_bytes: usize,
+    /// Large client commands sent and not answered yet.
+    pub(super) in_flight: InFlight,
 }
-
-/// A client command this large is parsed and serialized off the runtime's threads, and counted in flight.
-const LARGE: usize = 1024 * 1024;
-/// Bytes of one client's large commands Chromium may have unanswered at once (one bigger passes alone).
-const IN_FLIGHT: usize = 16 * 1024 * 1024;
 
 impl Relay {
     pub(super) fn new(
@@ -101,8 +96,7 @@ impl Relay {
             download_events: false,
             tabs,
             adopted,
-            in_flight: HashMap::new(),
-            in_flight_bytes: 0,
+            in_flight: InFlight::default(),
         }
     }
 
@@ -281,7 +275,7 @@ impl Relay {
         // A plain answer to the client (its largest messages: evaluate results, screenshots) is passed on
         // with its id rewritten in place, not parsed.
         if let Some((n, rest)) = crate::pipe::leading_id(&text) {
-            self.landed(n);
+            self.in_flight.landed(n);
             if let Some(Pending::Client { id, then: Then::Pass }) = self.pending.get(&n) {
                 let own = id.to_string();
                 let suffix = format!(",\"sessionId\":\"{}\"}}", self.browser_session);
@@ -443,8 +437,7 @@ impl Relay {
         self.next += 1;
         let id = self.next;
         self.pending.insert(id, pending);
-        self.in_flight.insert(id, (bytes, session.to_owned()));
-        self.in_flight_bytes += bytes;
+        self.in_flight.sent(id, bytes, session);
         let msg = json!({ "id": id, "method": method, "params": params, "sessionId": session });
         let text = tokio::task::spawn_blocking(move || msg.to_string()).await.ok();
         if text.is_none_or(|text| self.to_browser.send(text).is_err()) {
@@ -452,27 +445,15 @@ impl Relay {
         }
     }
 
-    /// Whether the relay reads the client's next command: not while `IN_FLIGHT` bytes of its large
-    /// commands wait for Chromium's answers, so Chromium (which all sessions share, in order) never holds
-    /// more than that of one client's in front of another's.
+    /// Whether the relay reads the client's next command (see [`InFlight::may_read`]).
     pub(super) fn may_read_client(&self) -> bool {
-        self.in_flight_bytes < IN_FLIGHT
-    }
-
-    /// Command `id` was answered.
-    fn landed(&mut self, id: u64) {
-        if let Some((bytes, _)) = self.in_flight.remove(&id) {
-            self.in_flight_bytes = self.in_flight_bytes.saturating_sub(bytes);
-        }
+        self.in_flight.may_read()
     }
 
     /// A DevTools session detached: its unanswered commands never will be.
     fn session_gone(&mut self, session: &str) {
         self.scope.detached(session);
-        let gone: Vec<u64> = self.in_flight.iter().filter(|(_, (_, s))| s == session).map(|(id, _)| *id).collect();
-        for id in gone {
-            self.landed(id);
-        }
+        self.in_flight.session_gone(session);
     }
 
     /// The refusal of a `Page.close` sent in `session` when its page is the session's last.

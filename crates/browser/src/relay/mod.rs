@@ -7,6 +7,7 @@
 
 mod connection;
 mod emulate;
+mod in_flight;
 pub mod queue;
 mod rules;
 pub(crate) mod scope;
