@@ -128,7 +128,7 @@ impl SessionPage {
     pub fn devtools(&self) -> crate::relay::DevtoolsScope {
         crate::relay::DevtoolsScope {
             process: self.inner.opener.process.clone(),
-            tabs: Arc::downgrade(&self.inner),
+            tabs: Arc::<Inner>::downgrade(&self.inner),
             context: self.inner.opener.context.inner().clone(),
             files_dir: self.inner.files_dir.clone(),
             downloads: self.inner.download_events.clone(),
