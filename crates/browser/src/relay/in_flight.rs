@@ -44,3 +44,25 @@ impl InFlight {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reading_stops_at_the_in_flight_cap_and_resumes_as_answers_land() {
+        let mut f = InFlight::default();
+        f.sent(1, IN_FLIGHT - 1, "a");
+        assert!(f.may_read(), "one byte under the cap");
+        f.sent(2, 1, "b");
+        assert!(!f.may_read(), "at the cap, the client's next command waits");
+        f.landed(2);
+        assert!(f.may_read());
+        f.sent(3, LARGE, "b");
+        f.session_gone("a");
+        assert!(f.may_read(), "a detached session's commands never land: they stop counting");
+        f.landed(3);
+        f.landed(3);
+        assert_eq!(f.bytes, 0, "an answer counts once");
+    }
+}
