@@ -1,7 +1,7 @@
 //! One DevTools client's connection through the relay: its commands checked and sent in the relay's
 //! browser session or the client's own sessions, Chromium's answers and the context's events sent back.
 
-use super::in_flight::{InFlight, LARGE};
+use super::budget::{Budget, LARGE};
 use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
@@ -67,8 +67,8 @@ pub(super) struct Relay {
     pub(super) tabs: SessionTabs,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
-    /// Large client commands sent and not answered yet.
-    pub(super) in_flight: InFlight,
+    /// The client's large commands in front of the others' (`budget.rs`).
+    pub(super) budget: Budget,
 }
 
 impl Relay {
@@ -97,7 +97,7 @@ impl Relay {
             download_events: false,
             tabs,
             adopted,
-            in_flight: InFlight::default(),
+            budget: Budget::default(),
         }
     }
 
@@ -276,7 +276,7 @@ impl Relay {
         // A plain answer to the client (its largest messages: evaluate results, screenshots) is passed on
         // with its id rewritten in place, not parsed.
         if let Some((n, rest)) = crate::pipe::leading_id(&text) {
-            self.in_flight.landed(n);
+            self.landed(n);
             if let Some(Pending::Client { id, then: Then::Pass }) = self.pending.get(&n) {
                 let own = id.to_string();
                 let suffix = format!(",\"sessionId\":\"{}\"}}", self.browser_session);
@@ -429,12 +429,12 @@ impl Relay {
     }
 
     /// Like `send_browser`, for a large client command: serialized off the runtime's threads, and its
-    /// bytes counted in flight until it is answered (`may_read_client`).
+    /// bytes counted in flight until it is answered (`budget.rs`).
     async fn send_large(&mut self, method: &str, params: Value, session: &str, pending: Pending, bytes: usize) {
         self.next += 1;
         let id = self.next;
         self.pending.insert(id, pending);
-        self.in_flight.sent(id, bytes, session);
+        self.budget.sent(id, bytes, session);
         let msg = json!({ "id": id, "method": method, "params": params, "sessionId": session });
         let text = tokio::task::spawn_blocking(move || msg.to_string()).await.ok();
         if text.is_none_or(|text| self.to_browser.send(text).is_err()) {
@@ -442,15 +442,20 @@ impl Relay {
         }
     }
 
-    /// Whether the relay reads the client's next command (see [`InFlight::may_read`]).
+    /// Whether the relay reads the client's next command (`budget.rs`).
     pub(super) fn may_read_client(&self) -> bool {
-        self.in_flight.may_read()
+        self.budget.may_read()
+    }
+
+    /// Command `id` was answered.
+    fn landed(&mut self, id: u64) {
+        self.budget.landed(id);
     }
 
     /// A DevTools session detached: its unanswered commands never will be.
     fn session_gone(&mut self, session: &str) {
         self.scope.detached(session);
-        self.in_flight.session_gone(session);
+        self.budget.session_gone(session);
     }
 
     /// The refusal of a `Page.close` sent in `session` when its page is the session's last.

@@ -5,9 +5,9 @@
 //! relay, never by Chromium, so no other context's new target waits for this client), and checks every
 //! command against the allow-list (`rules.rs`) before anything reaches Chromium. Target ids pass unchanged.
 
+mod budget;
 mod connection;
 mod emulate;
-mod in_flight;
 pub mod queue;
 mod rules;
 pub(crate) mod scope;
@@ -102,7 +102,11 @@ impl DevtoolsScope {
                 end = &mut ended => break end,
                 m = from_client.recv(), if relay.may_read_client() => match m {
                     // Its bytes count against the client's queue until the relay has handed it on.
-                    Some(queued) => relay.on_client(queued.text).await,
+                    Some(queued) => {
+                        if let Some(queued) = relay.budget.hold(queued) {
+                            relay.on_client(queued.text).await;
+                        }
+                    }
                     None => break RelayEnd::ClientLeft,
                 },
                 m = from_browser.recv() => match m {
@@ -112,6 +116,9 @@ impl DevtoolsScope {
                 },
                 Some((target, answer)) = adopted.recv() => relay.created(target, answer).await,
                 Some(event) = next_download(&mut downloads), if relay.download_events => relay.send_client(event).await,
+            }
+            if let Some(held) = relay.budget.release() {
+                relay.on_client(held.text).await;
             }
             if let Some(end) = relay.end {
                 break end;

@@ -2,7 +2,8 @@
 //! the service's memory grows by more than its per-connection budget, and another tenant's round trips go
 //! on meanwhile, as they do while one client sends eight 50 MB commands; a session never loses its last
 //! page to the relay (`Page.close`, two `Target.closeTarget`s at once); and a burst of
-//! `Target.createTarget` stops at the tab cap, also when two connections of one session burst at once.
+//! `Target.createTarget` stops at the tab cap, also when two connections of one session burst at once; and a
+//! large command awaiting what a later small one does is answered.
 
 use crate::cdp_client::Cdp;
 use crate::helpers::*;
@@ -282,5 +283,29 @@ async fn bursts_from_two_connections_of_one_session_share_the_tab_cap_and_the_la
     assert_eq!(pages_become(&mut b, 1).await.len(), 1);
     let done = app.run_in(&key, &sid, &format!("open {} then report the title", app.site.url("/pricing"))).await;
     assert_eq!(done["data"]["message"], "Pricing", "{done}");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_large_command_awaiting_what_a_later_small_one_does_is_not_stuck_behind_the_budget() {
+    let app = TestApp::spawn().await;
+    let key = app.key().await;
+    let (_, body) = app.session_on(&key, "/").await;
+    let mut a = Cdp::connect(&url_of(&body)).await;
+    let (_, page) = a.attach_page().await;
+    // 20 MB of padding in a comment: past the relay's 16 MiB of large commands in flight on its own.
+    let padding = "x".repeat(20 * 1024 * 1024);
+    let expression =
+        format!("/*{padding}*/ new Promise((done) => {{ window.__go = done; }}).then((v) => 'released ' + v)");
+    let params = json!({ "expression": expression, "awaitPromise": true, "returnByValue": true });
+    let big = a.send_command(Some(&page), "Runtime.evaluate", params).await;
+    // A small command sent after it settles its promise; the large one's answer waits for it.
+    let release = "new Promise((done) => { const go = () => window.__go ? (window.__go('now'), done(true)) : \
+                   setTimeout(go, 10); go(); })";
+    let params = json!({ "expression": release, "awaitPromise": true, "returnByValue": true });
+    let small = a.send_command(Some(&page), "Runtime.evaluate", params).await;
+    assert_eq!(a.answer(small, "the small evaluate").await.expect("answered")["result"]["value"], true);
+    let answered = a.answer(big, "the large evaluate").await.expect("answered");
+    assert_eq!(answered["result"]["value"], "released now");
     app.stop().await;
 }
