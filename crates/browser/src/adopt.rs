@@ -3,12 +3,13 @@
 
 use crate::error::within;
 use crate::page::Inner;
+use crate::relay::tabs::RelayTabs;
 use crate::tabs::Tab;
 use chromiumoxide::cdp::browser_protocol::page::NavigateParams;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId};
 use chromiumoxide::listeners::EventStream;
 use futures::StreamExt;
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 use std::time::Duration;
 
 /// Adopts every new page of the session's context as a new, active tab: pages its sites open (they have an
@@ -127,27 +128,45 @@ async fn adopt_one(strong: &Inner, target: &TargetId, first_url: &str) {
     tracing::debug!("a page opened by the site became a tab");
 }
 
-/// A DevTools client's `Target.createTarget` with a web URL, in a session with an identity: Chromium sends
-/// such a page's first request before the page can be paused for the overrides, so the page is opened
-/// blank (`params` changed) and sent to the URL (returned) once it is a tab with the identity (`go_to`).
-pub(crate) fn blank_first(tabs: &Weak<Inner>, params: &mut serde_json::Value) -> Option<String> {
-    let url = params.get("url").and_then(serde_json::Value::as_str)?;
-    let web = url.starts_with("http://") || url.starts_with("https://");
-    if !web || tabs.upgrade().and_then(|inner| inner.applied_identity()).is_none() {
-        return None;
-    }
-    let url = url.to_owned();
-    params["url"] = serde_json::Value::from("about:blank");
-    Some(url)
-}
-
 /// Starts tab `target`'s navigation to `url` (a page opened blank by `blank_first`), unless it is no tab
 /// (closed as on an avoided domain, or beyond the tab cap). The answer to the client follows the start.
-pub(crate) async fn go_to(inner: &Arc<Inner>, target: &TargetId, url: &str) {
+pub(crate) async fn go_to(inner: &Inner, target: &TargetId, url: &str) {
     let Some(page) = inner.tab_page(target) else { return };
     if let Err(e) =
         within(inner.cdp_timeout, "open a DevTools page's URL", page.execute(NavigateParams::new(url))).await
     {
         tracing::warn!(error = %e, "sending a page a DevTools client opened to its URL failed");
+    }
+}
+
+/// The relay's handle on the session's tabs.
+impl RelayTabs for Inner {
+    fn tab_ids(&self) -> Vec<String> {
+        Inner::tab_ids(self)
+    }
+
+    fn has_identity(&self) -> bool {
+        self.applied_identity().is_some()
+    }
+
+    fn adopt(&self, target: String, url: String, go: bool) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let id = TargetId::from(target);
+            adopt(self, &id, &url).await;
+            if go {
+                go_to(self, &id, &url).await;
+            }
+        })
+    }
+
+    fn pages(&self) -> Vec<chromiumoxide::Page> {
+        match self.tabs.lock() {
+            Ok(tabs) => tabs.list.iter().map(|t| t.page.clone()).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn cdp_timeout(&self) -> Duration {
+        self.cdp_timeout
     }
 }

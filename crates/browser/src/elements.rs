@@ -4,6 +4,7 @@
 //! given indices after the page's. An index then resolves to the page or to that frame.
 
 use crate::error::{within, BrowserError};
+use crate::frame_index::FrameElement;
 use crate::frames::FrameClient;
 use crate::page::{point_of, ClickTarget, SessionPage};
 use crate::scripts::with_arg;
@@ -13,31 +14,13 @@ use chromiumoxide::cdp::js_protocol::runtime::CallFunctionOnParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use webpilot_core::geometry::PagePoint;
 
 /// Most cross-origin frames read per observation.
 const MAX_FRAMES: usize = 16;
 /// How long one cross-origin frame may take to be read.
 const FRAME_BUDGET: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// Where an index of the latest snapshot lives, when not in the page's own document.
-#[derive(Debug, Clone)]
-struct FrameElement {
-    target_id: String,
-    /// The element's index inside its frame's document.
-    local: u32,
-    /// The frame's number on the page (`data-wp-frame` of its iframe).
-    frame: u32,
-}
-
-/// The frame connection of a session and the frame elements of its latest snapshot.
-#[derive(Default)]
-pub(crate) struct FrameState {
-    client: tokio::sync::Mutex<Option<Arc<FrameClient>>>,
-    /// (tab target id, index → frame element).
-    index: Mutex<(String, HashMap<u32, FrameElement>)>,
-}
 
 /// Where to act.
 enum Place {

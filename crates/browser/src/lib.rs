@@ -4,12 +4,14 @@
 //! session through its own egress proxy (crate `webpilot-egress`).
 
 mod adopt;
+mod applied_identity;
 mod challenges;
 mod config;
 mod cookies;
 mod downloads;
 mod elements;
 mod error;
+mod frame_index;
 mod frames;
 mod identity;
 mod identity_frames;
@@ -22,6 +24,7 @@ mod memory;
 mod navigation;
 mod orphans;
 mod page;
+mod page_open;
 mod pictures;
 mod pipe;
 mod pool;

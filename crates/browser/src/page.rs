@@ -1,14 +1,13 @@
 //! The pages of one session: navigation, clicks, typing, keys, scrolling, reading and tabs, each
 //! bounded by a timeout and reported as a `BrowserError` whose code the agent or the client understands.
 
-use crate::config::BrowserSettings;
 use crate::error::{within, BrowserError};
 use crate::snapshot;
 use crate::tabs::{CrashFlag, Tab, TabOpener, Tabs};
 use crate::DomainPolicy;
 use crate::{input, scripts};
 use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, CaptureScreenshotParams};
-use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed, TargetId, TargetInfo};
+use chromiumoxide::cdp::browser_protocol::target::{TargetId, TargetInfo};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use serde_json::{json, Value};
@@ -48,19 +47,19 @@ pub(crate) struct Inner {
     pub(crate) nav_timeout: Duration,
     pub(crate) max_tabs: usize,
     /// Adopts pages the site opens itself (target=_blank, window.open) as tabs.
-    popups: Mutex<Option<AbortOnDropHandle<()>>>,
+    pub(crate) popups: Mutex<Option<AbortOnDropHandle<()>>>,
     /// The pages being adopted now, by target (`adopt.rs`).
     pub(crate) adoptions: tokio::sync::watch::Sender<std::collections::HashSet<TargetId>>,
     /// Bumped whenever a tab opens or closes or another tab becomes active (the live view follows it).
     pub(crate) tab_changes: tokio::sync::watch::Sender<u64>,
     /// Where the frames of the latest snapshot are (`elements.rs`).
-    pub(crate) frames: crate::elements::FrameState,
+    pub(crate) frames: crate::frame_index::FrameState,
     /// The session's files as the browser may read them (`upload.rs`); none on a remote browser.
     pub(crate) files_dir: Option<std::path::PathBuf>,
     /// The context's download events for DevTools clients (`downloads.rs`); none on a remote browser.
     pub(crate) download_events: Option<tokio::sync::broadcast::Sender<String>>,
     /// The session's browser identity, given to every page it opens (`identity.rs`).
-    pub(crate) identity: Mutex<Option<Arc<crate::identity::Applied>>>,
+    pub(crate) identity: Mutex<Option<Arc<crate::applied_identity::Applied>>>,
     /// The address of the last document opened that came with `cf-mitigated: challenge` (`challenges.rs`).
     pub(crate) challenge_served: Mutex<Option<String>>,
     /// Pages the session's DevTools connections are opening or closing (`relay/scope.rs`).
@@ -68,53 +67,6 @@ pub(crate) struct Inner {
 }
 
 impl SessionPage {
-    pub(crate) async fn new(
-        page: Page,
-        opener: TabOpener,
-        settings: &BrowserSettings,
-        policy: DomainPolicy,
-        (files_dir, download_events): (Option<std::path::PathBuf>, Option<tokio::sync::broadcast::Sender<String>>),
-    ) -> Result<Self, BrowserError> {
-        let tab = Tab::prepare(page, settings.cdp_timeout).await?;
-        let created = within(
-            settings.cdp_timeout,
-            "listen for new tabs",
-            opener.process.browser.event_listener::<EventTargetCreated>(),
-        )
-        .await?;
-        let inner = Arc::new(Inner {
-            tabs: Mutex::new(Tabs { list: vec![tab], active: 0 }),
-            opener,
-            policy,
-            cdp_timeout: settings.cdp_timeout,
-            nav_timeout: settings.navigation_timeout,
-            max_tabs: settings.max_tabs.max(1),
-            popups: Mutex::new(None),
-            adoptions: tokio::sync::watch::Sender::new(Default::default()),
-            tab_changes: tokio::sync::watch::Sender::new(0),
-            frames: Default::default(),
-            files_dir,
-            download_events,
-            identity: Mutex::new(None),
-            challenge_served: Mutex::new(None),
-            relay_claims: Default::default(),
-        });
-        let destroyed = within(
-            settings.cdp_timeout,
-            "listen for closed tabs",
-            inner.opener.process.browser.event_listener::<EventTargetDestroyed>(),
-        )
-        .await?;
-        let watcher = webpilot_tasks::spawn_owned(
-            "tab adopter",
-            crate::adopt::adopt_pages(Arc::downgrade(&inner), created, destroyed),
-        );
-        if let Ok(mut slot) = inner.popups.lock() {
-            *slot = Some(AbortOnDropHandle::new(watcher));
-        }
-        Ok(SessionPage { inner })
-    }
-
     pub(crate) fn cdp_timeout(&self) -> Duration {
         self.inner.cdp_timeout
     }
@@ -128,7 +80,7 @@ impl SessionPage {
     pub fn devtools(&self) -> crate::relay::DevtoolsScope {
         crate::relay::DevtoolsScope {
             process: self.inner.opener.process.clone(),
-            tabs: Arc::downgrade(&self.inner),
+            tabs: Arc::<Inner>::downgrade(&self.inner),
             context: self.inner.opener.context.inner().clone(),
             files_dir: self.inner.files_dir.clone(),
             downloads: self.inner.download_events.clone(),

@@ -9,7 +9,9 @@
 
 use crate::error::SessionError;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use webpilot_core::{ErrorCode, UserId};
 use webpilot_store::{ClaimKind, ClaimLimits, ClaimRefusal, Store};
 
@@ -224,18 +226,38 @@ fn release_eventually(store: Store, claim: String) {
         return;
     };
     rt.spawn(async move {
-        for attempt in 0..600 {
-            if attempt > 0 {
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            }
-            match store.release_claim(&claim).await {
-                Ok(()) => return,
-                Err(e) if attempt == 0 => tracing::warn!(error = %e, "giving back a claim failed; retrying"),
-                Err(_) => {}
-            }
+        let release = || {
+            let (store, claim) = (store.clone(), claim.clone());
+            async move { store.release_claim(&claim).await }
+        };
+        if !retry(RELEASE_EVERY, RELEASE_ATTEMPTS, release).await {
+            tracing::error!("a claim could not be given back for ten minutes; the node drops it when it stops");
         }
-        tracing::error!("a claim could not be given back for ten minutes; the node drops it when it stops");
     });
+}
+
+/// How often a claim the database did not delete is tried again, and how many times in all.
+const RELEASE_EVERY: Duration = Duration::from_secs(1);
+const RELEASE_ATTEMPTS: u32 = 600;
+
+/// Runs `op` until it succeeds, at most `attempts` times, `every` apart (the first at once); whether it
+/// succeeded. The first failure is logged.
+async fn retry<E, Fut>(every: Duration, attempts: u32, mut op: impl FnMut() -> Fut) -> bool
+where
+    E: std::fmt::Display,
+    Fut: Future<Output = Result<(), E>>,
+{
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            tokio::time::sleep(every).await;
+        }
+        match op().await {
+            Ok(()) => return true,
+            Err(e) if attempt == 0 => tracing::warn!(error = %e, "giving back a claim failed; retrying"),
+            Err(_) => {}
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -309,5 +331,36 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         panic!("a dropped hold was never given back");
+    }
+
+    /// An operation that fails `failures` times, recording when (s after the first try) each try began.
+    fn flaky(failures: usize, times: &Arc<Mutex<Vec<u64>>>) -> impl FnMut() -> std::future::Ready<Result<(), String>> {
+        let (start, times) = (tokio::time::Instant::now(), times.clone());
+        move || {
+            let mut times = times.lock().expect("times");
+            times.push(start.elapsed().as_secs());
+            let fails = times.len() <= failures;
+            std::future::ready(if fails { Err("database away".into()) } else { Ok(()) })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_claim_is_given_back_a_second_apart_until_the_database_answers() {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let start = tokio::time::Instant::now();
+        assert!(retry(RELEASE_EVERY, RELEASE_ATTEMPTS, flaky(2, &times)).await);
+        assert_eq!(*times.lock().expect("times"), [0, 1, 2], "tried at once, then every second");
+        assert_eq!(start.elapsed(), Duration::from_secs(2), "given back on the third try, not later");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn giving_back_a_claim_stops_after_ten_minutes() {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let start = tokio::time::Instant::now();
+        assert!(!retry(RELEASE_EVERY, RELEASE_ATTEMPTS, flaky(usize::MAX, &times)).await);
+        let times = times.lock().expect("times");
+        assert_eq!(times.len(), 600);
+        assert_eq!(times.last(), Some(&599));
+        assert_eq!(start.elapsed(), Duration::from_secs(599), "no wait after the last try");
     }
 }

@@ -160,3 +160,62 @@ pub fn result_data(
         completion_time: usage.compute_ms as f64 / 1000.0,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use tokio::sync::broadcast;
+    use tokio::time::{sleep, Instant};
+    use webpilot_agent::EventSink;
+
+    const WAIT: Duration = Duration::from_secs(50);
+
+    fn live() -> Arc<LiveTask> {
+        let (bus, _) = broadcast::channel(16);
+        let id = TaskId::generate();
+        let control = TaskControl::new(EventSink::new(id.clone(), bus, Default::default()));
+        LiveTask::new(id, SessionId::generate(), control, UsageMeter::new(u64::MAX, u64::MAX), false)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_a_task_gives_up_at_its_timeout() {
+        let task = live();
+        let start = Instant::now();
+        assert!(!task.wait_settled(WAIT).await, "nothing happened: not settled");
+        assert_eq!(start.elapsed(), WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_a_task_ends_when_its_outcome_is_stored() {
+        let task = live();
+        let start = Instant::now();
+        let done_in_3s = async {
+            sleep(Duration::from_secs(3)).await;
+            task.mark_done();
+        };
+        let (settled, ()) = tokio::join!(task.wait_settled(WAIT), done_in_3s);
+        assert!(settled);
+        assert_eq!(start.elapsed(), Duration::from_secs(3), "as it is stored, not at the timeout");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_a_task_ends_when_it_asks_a_human() {
+        let task = live();
+        let start = Instant::now();
+        let asks_in_2s = async {
+            sleep(Duration::from_secs(2)).await;
+            tokio::select! {
+                _ = task.control.ask_human("which account?") => {}
+                _ = sleep(WAIT * 2) => {}
+            }
+        };
+        let wait = async {
+            let settled = task.wait_settled(WAIT).await;
+            (settled, start.elapsed())
+        };
+        let ((settled, at), ()) = tokio::join!(wait, asks_in_2s);
+        assert!(settled);
+        assert_eq!(at, Duration::from_secs(2), "as the guardrail is asked");
+    }
+}

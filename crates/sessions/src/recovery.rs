@@ -9,11 +9,12 @@
 
 use crate::config::SessionConfig;
 use crate::error::SessionError;
+use std::future::Future;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 use webpilot_agent::AgentError;
-use webpilot_browser::{BrowserError, BrowserLease, BrowserPool, CookieJar, DomainPolicy, Replacement};
+use webpilot_browser::{BrowserError, BrowserLease, BrowserPool, CookieJar, Replacement};
 use webpilot_core::ErrorCode;
 
 /// Time allowed for one snapshot (the actor waits for it).
@@ -97,7 +98,12 @@ impl Recovery {
         let policy = lease.page().policy().clone();
         // A bare spawn on purpose: the attempt belongs to the actor's recovery, which drops (and so aborts) it
         // when the session ends; no group outlives it.
-        AbortOnDropHandle::new(tokio::spawn(reacquire(self.pool.clone(), policy, self.window)))
+        let pool = self.pool.clone();
+        let replace = move || {
+            let (pool, policy) = (pool.clone(), policy.clone());
+            async move { pool.replacement(policy).await }
+        };
+        AbortOnDropHandle::new(tokio::spawn(reacquire(replace, self.window)))
     }
 
     /// Puts `replacement` into `lease`, with the session's identity.
@@ -123,14 +129,18 @@ impl Recovery {
     }
 }
 
-/// Asks the pool for a new context until one comes or the window closes (backoff 250 ms doubling, at
-/// most 4 s between attempts).
-async fn reacquire(pool: BrowserPool, policy: DomainPolicy, window: Duration) -> Result<Replacement, BrowserError> {
+/// Asks for a new context (`replace`: the pool's) until one comes or the window closes (backoff 250 ms
+/// doubling, at most 4 s between attempts).
+async fn reacquire<R, F, Fut>(mut replace: F, window: Duration) -> Result<R, BrowserError>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<R, BrowserError>>,
+{
     let deadline = Instant::now() + window;
     let mut delay = Duration::from_millis(250);
     let mut attempt = 1u32;
     loop {
-        let result = match tokio::time::timeout_at(deadline, pool.replacement(policy.clone())).await {
+        let result = match tokio::time::timeout_at(deadline, replace()).await {
             Ok(r) => r,
             Err(_) => Err(BrowserError::Timeout("replace the browser instance")),
         };
@@ -146,5 +156,55 @@ async fn reacquire(pool: BrowserPool, policy: DomainPolicy, window: Duration) ->
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_secs(4));
         attempt += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A replacement that fails `failures` times, recording when (ms after the loss) each attempt began.
+    fn failing(
+        failures: usize,
+        times: &Arc<Mutex<Vec<u128>>>,
+    ) -> impl FnMut() -> std::future::Ready<Result<u32, BrowserError>> {
+        let (start, times) = (Instant::now(), times.clone());
+        move || {
+            let mut times = times.lock().expect("times");
+            times.push(start.elapsed().as_millis());
+            let n = times.len();
+            std::future::ready(if n > failures { Ok(7) } else { Err(BrowserError::NoCapacity) })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn replacement_attempts_back_off_and_stop_before_the_window_closes() {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let result = reacquire(failing(usize::MAX, &times), Duration::from_secs(10)).await;
+        assert!(matches!(result, Err(BrowserError::NoCapacity)), "the last failure is reported");
+        // 250 ms doubling, at most 4 s apart; the next (at 11.75 s) would be past the 10 s window.
+        assert_eq!(*times.lock().expect("times"), [0, 250, 750, 1750, 3750, 7750]);
+        assert_eq!(start.elapsed(), Duration::from_millis(7750), "it gives up at once, without waiting");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_replacement_that_comes_is_taken_at_once() {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let result = reacquire(failing(2, &times), Duration::from_secs(300)).await;
+        assert!(matches!(result, Ok(7)));
+        assert_eq!(*times.lock().expect("times"), [0, 250, 750]);
+        assert_eq!(start.elapsed(), Duration::from_millis(750));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_attempt_that_hangs_is_cut_off_when_the_window_closes() {
+        let start = Instant::now();
+        let hanging = || std::future::pending::<Result<u32, BrowserError>>();
+        let result = reacquire(hanging, Duration::from_secs(3)).await;
+        assert!(matches!(result, Err(BrowserError::Timeout(_))));
+        assert_eq!(start.elapsed(), Duration::from_secs(3), "exactly at the window's end");
     }
 }

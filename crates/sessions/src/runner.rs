@@ -3,6 +3,7 @@
 
 use crate::admission::Hold;
 use crate::live::{result_data, LiveTask, TaskView};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -107,18 +108,22 @@ pub(crate) fn spawn(
                     }
                 }
             };
-            let result = match tokio::time::timeout(max, work).await {
-                Ok(r) => r,
-                Err(_) => Err(AgentError::new(
-                    ErrorCode::TaskTimeout,
-                    format!("the task exceeded its maxDuration of {} ms", max.as_millis()),
-                )),
-            };
-            masked(result, &secrets, structured)
+            masked(within(max, work).await, &secrets, structured)
         }
         .instrument(span),
     );
     RunningTask { live, join, terminate_on_completion: task.terminate_on_completion, hold }
+}
+
+/// The task's result, or `TASK_TIMEOUT` once it has run for `max` (its maxDuration).
+async fn within(max: Duration, work: impl Future<Output = Result<String, AgentError>>) -> Result<String, AgentError> {
+    match tokio::time::timeout(max, work).await {
+        Ok(r) => r,
+        Err(_) => Err(AgentError::new(
+            ErrorCode::TaskTimeout,
+            format!("the task exceeded its maxDuration of {} ms", max.as_millis()),
+        )),
+    }
 }
 
 /// The result with every secret value masked: no value is stored, published or returned.
@@ -136,10 +141,13 @@ fn masked(result: Result<String, AgentError>, secrets: &Secrets, structured: boo
     }
 }
 
-/// Stops a running task at once and waits (at most 5 s) for its result.
+/// How long a stopped task may take to wind down before it is given up as stopped.
+const HALT_WAIT: Duration = Duration::from_secs(5);
+
+/// Stops a running task at once and waits (at most [`HALT_WAIT`]) for its result.
 pub(crate) async fn halt(task: &mut RunningTask) -> Result<String, AgentError> {
     task.live.control.stop();
-    match tokio::time::timeout(Duration::from_secs(5), &mut task.join).await {
+    match tokio::time::timeout(HALT_WAIT, &mut task.join).await {
         Ok(r) => joined(r),
         Err(_) => Err(AgentError::stopped()),
     }
@@ -324,5 +332,81 @@ pub(crate) async fn task_end(task: &mut Option<RunningTask>) -> Result<String, A
     match task {
         Some(t) => joined((&mut t.join).await),
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::Admission;
+    use tokio::time::{sleep, Instant};
+    use webpilot_core::UserId;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// A running task whose agent is `work`, given the task's control.
+    async fn running<F>(work: impl FnOnce(TaskControl) -> F) -> RunningTask
+    where
+        F: Future<Output = Result<String, AgentError>> + Send + 'static,
+    {
+        let (bus, _) = broadcast::channel(16);
+        let id = TaskId::generate();
+        let control = TaskControl::new(EventSink::new(id.clone(), bus, Secrets::default()));
+        let meter = UsageMeter::new(u64::MAX, u64::MAX);
+        let live = LiveTask::new(id, SessionId::generate(), control.clone(), meter, false);
+        let hold = Admission::local(1, 0).hold(&UserId::generate(), 1).await.expect("a hold");
+        // As `spawn` does: the join handle is the test's, which awaits it.
+        RunningTask { live, hold, join: tokio::spawn(work(control)), terminate_on_completion: false }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_that_ignores_stop_is_given_up_as_stopped_five_seconds_later() {
+        let mut task = running(|_| async {
+            sleep(Duration::from_secs(60)).await;
+            Ok("too late".to_string())
+        })
+        .await;
+        let start = Instant::now();
+        let result = halt(&mut task).await;
+        assert_eq!(result.err().map(|e| e.code), Some(ErrorCode::TaskStopped));
+        assert_eq!(start.elapsed(), HALT_WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_that_winds_down_in_time_gives_its_own_result() {
+        let mut task = running(|control| async move {
+            control.cancelled().await;
+            sleep(HALT_WAIT - MS).await;
+            Ok("wound down".to_string())
+        })
+        .await;
+        let start = Instant::now();
+        assert_eq!(halt(&mut task).await.ok().as_deref(), Some("wound down"));
+        assert_eq!(start.elapsed(), HALT_WAIT - MS);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_task_times_out_exactly_at_its_max_duration() {
+        let max = Duration::from_secs(10);
+        let start = Instant::now();
+        let late = within(max, async {
+            sleep(max + MS).await;
+            Ok("too late".to_string())
+        })
+        .await;
+        let e = late.expect_err("timed out");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::TaskTimeout, "the task exceeded its maxDuration of 10000 ms")
+        );
+        assert_eq!(start.elapsed(), max, "cut off at its maxDuration, not when its work would end");
+        let start = Instant::now();
+        let in_time = within(max, async {
+            sleep(max - MS).await;
+            Ok("in time".to_string())
+        })
+        .await;
+        assert_eq!(in_time.ok().as_deref(), Some("in time"));
+        assert_eq!(start.elapsed(), max - MS);
     }
 }

@@ -163,6 +163,27 @@ mod tests {
         assert!(!parent.is_stopping());
     }
 
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_ends_a_ticking_task_at_once_without_waiting_for_its_timer() {
+        let tasks = Tasks::new();
+        let ticks = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let counted = ticks.clone();
+        let heartbeat = tasks.spawn_until_stopped("heartbeat", async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let start = tokio::time::Instant::now();
+        tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
+        assert_eq!(ticks.load(Ordering::SeqCst), 3, "ticks at 0, 1 and 2 s");
+        tasks.shutdown().await;
+        assert_eq!(start.elapsed(), std::time::Duration::from_millis(2_500), "stopped at once, not at the next tick");
+        assert_eq!(heartbeat.await.ok(), Some(None));
+        assert_eq!(ticks.load(Ordering::SeqCst), 3);
+    }
+
     #[tokio::test]
     async fn a_dropped_owned_handle_aborts_its_task() {
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();

@@ -4,11 +4,13 @@
 pub mod admin;
 pub mod config;
 mod data_dir;
+mod keys;
 mod node;
 mod purge;
 pub mod telemetry;
 
 use config::{ServeConfig, StoreConfig};
+use keys::RootKeys;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,8 +25,8 @@ use webpilot_core::proxies::OperatorProxies;
 use webpilot_core::usage::Prices;
 use webpilot_liveview::{LiveView, LiveViewConfig, WhepConfig, WhepViewers};
 use webpilot_llm::{LlmConfig, Provider};
-use webpilot_sessions::{ProfileKey, ProfileSettings, SessionConfig, SessionManager};
-use webpilot_store::{ProfileCaps, Store};
+use webpilot_sessions::{SessionConfig, SessionManager};
+use webpilot_store::Store;
 use webpilot_tasks::Tasks;
 
 /// Errors that stop the service from starting.
@@ -137,49 +139,6 @@ fn browser_processes(serve: &ServeConfig) -> usize {
     match serve.browser_processes {
         0 => serve.max_sessions.div_ceil(SESSIONS_PER_PROCESS).max(1),
         n => n,
-    }
-}
-
-/// The service's root key: `--profile-key`, else `profile.key` in the data directory (made on first
-/// start, 0600), and the older keys that still open what they sealed. Profiles are sealed under it, and the
-/// secrets the database keeps under a key derived from it (`webpilot_store::Sealer`).
-struct RootKeys {
-    current: String,
-    previous: Vec<String>,
-}
-
-impl RootKeys {
-    fn load(serve: &ServeConfig, data_dir: &std::path::Path) -> Result<RootKeys, StartError> {
-        let current = match serve.profile_key.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
-            Some(hex) => hex.to_owned(),
-            None => {
-                let path = data_dir.join("profile.key");
-                let text = webpilot_core::secret_file::read_or_create(&path, rand::random())
-                    .map_err(webpilot_sessions::ProfileKeyError::File)?;
-                text.trim().to_owned()
-            }
-        };
-        let previous =
-            serve.profile_previous_keys.iter().map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()).collect();
-        Ok(RootKeys { current, previous })
-    }
-
-    fn sealer(&self) -> Result<webpilot_store::Sealer, StartError> {
-        let sealer = webpilot_store::Sealer::from_hex(&self.current, self.previous.iter().map(String::as_str));
-        sealer.map_err(|_| StartError::ProfileKey(webpilot_sessions::ProfileKeyError::BadKey))
-    }
-
-    /// The profile key and caps.
-    fn profiles(&self, serve: &ServeConfig) -> Result<ProfileSettings, StartError> {
-        let key = ProfileKey::from_hex(&self.current)?;
-        let cap = |b: u64| i64::try_from(b).unwrap_or(i64::MAX);
-        Ok(ProfileSettings {
-            key: key.with_previous(self.previous.iter().map(String::as_str))?,
-            caps: ProfileCaps {
-                per_profile: cap(serve.max_profile_bytes),
-                per_user: cap(serve.max_user_profile_bytes),
-            },
-        })
     }
 }
 

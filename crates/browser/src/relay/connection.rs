@@ -5,6 +5,7 @@ use super::budget::{Budget, LARGE};
 use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
+use super::tabs::{blank_first, SessionTabs};
 use super::RelayEnd;
 use crate::error::BrowserError;
 use serde_json::{json, Value};
@@ -28,7 +29,7 @@ pub(super) enum Then {
     /// `Browser.getWindowForTarget`: the window becomes the client's.
     Window,
     /// `Target.createTarget`: answered once the new page is one of the session's tabs; with the URL it was
-    /// opened blank instead of (`adopt::blank_first`), navigated there before the answer.
+    /// opened blank instead of (`tabs::blank_first`), navigated there before the answer.
     Created(Option<String>),
     /// `Target.closeTarget` or `Page.close` of this page: it counts as gone unless the close fails.
     Closing(String),
@@ -63,7 +64,7 @@ pub(super) struct Relay {
     pub(super) end: Option<RelayEnd>,
     /// The client asked for download events (`Browser.setDownloadBehavior` with `eventsEnabled`).
     pub(super) download_events: bool,
-    pub(super) tabs: std::sync::Weak<crate::page::Inner>,
+    pub(super) tabs: SessionTabs,
     /// `Target.createTarget` answers, sent back once the new page is one of the session's tabs.
     pub(super) adopted: mpsc::UnboundedSender<(String, Value)>,
     /// The client's large commands in front of the others' (`budget.rs`).
@@ -75,7 +76,7 @@ impl Relay {
         scope: ClientScope,
         to_browser: mpsc::UnboundedSender<String>,
         to_client: QueueSender,
-        tabs: std::sync::Weak<crate::page::Inner>,
+        tabs: SessionTabs,
         adopted: mpsc::UnboundedSender<(String, Value)>,
     ) -> Self {
         Relay {
@@ -259,7 +260,7 @@ impl Relay {
             Verdict::Forward => self.send_browser(method, params, Some(&target_session), Pending::Client { id, then }),
             Verdict::ForwardWith(mut p) => {
                 let then = match then {
-                    Then::Created(_) => Then::Created(crate::adopt::blank_first(&self.tabs, &mut p)),
+                    Then::Created(_) => Then::Created(blank_first(&self.tabs, &mut p)),
                     then => then,
                 };
                 self.send_browser(method, p, Some(&target_session), Pending::Client { id, then })
@@ -361,12 +362,8 @@ impl Relay {
                     let url = go.clone().unwrap_or_else(|| opened.to_owned());
                     let (tabs, adopted) = (self.tabs.clone(), self.adopted.clone());
                     webpilot_tasks::spawn_owned("relay adopt tab", async move {
-                        if let Some(inner) = tabs.upgrade() {
-                            let id = chromiumoxide::cdp::browser_protocol::target::TargetId::from(target.clone());
-                            crate::adopt::adopt(&inner, &id, &url).await;
-                            if go.is_some() {
-                                crate::adopt::go_to(&inner, &id, &url).await;
-                            }
+                        if let Some(tabs) = tabs.upgrade() {
+                            tabs.adopt(target.clone(), url, go.is_some()).await;
                         }
                         let _ = adopted.send((target, v));
                     });

@@ -11,6 +11,7 @@ mod emulate;
 pub mod queue;
 mod rules;
 pub(crate) mod scope;
+pub(crate) mod tabs;
 mod viewport;
 
 use crate::error::BrowserError;
@@ -29,7 +30,7 @@ use tokio::sync::mpsc;
 pub struct DevtoolsScope {
     pub(crate) process: Arc<BrowserProcess>,
     /// The session's tabs: a page the client opens becomes one before the client hears of it.
-    pub(crate) tabs: std::sync::Weak<crate::page::Inner>,
+    pub(crate) tabs: tabs::SessionTabs,
     pub(crate) context: String,
     pub(crate) files_dir: Option<PathBuf>,
     /// The context's download events, for a client that enables them (Playwright's `download` event).
@@ -88,7 +89,7 @@ impl DevtoolsScope {
         };
         let session = self.tabs.clone();
         let session_tabs: scope::SessionTabs =
-            Box::new(move || session.upgrade().map(|i| i.tab_ids()).unwrap_or_default());
+            Box::new(move || session.upgrade().map(|t| t.tab_ids()).unwrap_or_default());
         let scope = ClientScope::new(self.context, self.files_dir, self.max_tabs, (self.claims, session_tabs));
         let (adopted_tx, mut adopted) = mpsc::unbounded_channel();
         let tabs = self.tabs.clone();
@@ -130,7 +131,7 @@ impl DevtoolsScope {
         });
         if detached.await.is_ok() {
             if let Some(inner) = tabs.upgrade() {
-                viewport::restore(&inner).await;
+                viewport::restore(&*inner).await;
             }
         }
         Ok(end)

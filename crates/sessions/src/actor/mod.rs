@@ -4,6 +4,7 @@
 //! changes never race. [`open`] builds the actor and its [`SessionHandle`]; the handle is all others see.
 
 use crate::error::SessionError;
+mod clock;
 mod registry;
 
 pub use registry::Activity;
@@ -16,11 +17,11 @@ use crate::live::LiveTask;
 use crate::profiles::SessionProfile;
 use crate::recovery::{instance_lost_error, unavailable, Recovery};
 use crate::runner::{self, RunningTask, TaskStart};
+use clock::Clock;
 use registry::{Command, Reply};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, watch};
-use tokio::time::Instant;
 use webpilot_agent::AgentError;
 use webpilot_browser::{BrowserError, BrowserLease, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
@@ -39,14 +40,12 @@ pub(crate) struct SessionActor {
     state: SessionState,
     /// Session-level terminateOnCompletion (run-task, or start-session's flag).
     terminate_on_completion: bool,
-    /// When the session opened: its open time, up to `expires_at`, is charged when it ends.
-    opened_at: Instant,
-    expires_at: Instant,
+    /// When it opened, expires and goes idle.
+    clock: Clock,
     rx: mpsc::Receiver<Command>,
     bus: broadcast::Sender<SessionEvent>,
     task: Option<RunningTask>,
     manual: bool,
-    last_activity: Instant,
     inputs: Inputs,
     /// Replies to `terminate`, sent once the session is really closed.
     end_replies: Vec<Reply<String>>,
@@ -90,7 +89,6 @@ pub(crate) struct Opened {
 pub(crate) fn open(env: Env, o: Opening) -> Opened {
     let (tx, rx) = mpsc::channel(32);
     let (bus, _) = broadcast::channel(256);
-    let now = Instant::now();
     let (pages, pages_rx) = watch::channel(o.lease.page().clone());
     let (config, cap) = (env.config(), env.pool().settings().max_session_file_bytes);
     let (id, user) = (o.id.clone(), o.user_id.clone());
@@ -107,13 +105,11 @@ pub(crate) fn open(env: Env, o: Opening) -> Opened {
         lease: o.lease,
         state: SessionState::Active,
         terminate_on_completion: o.terminate_on_completion,
-        opened_at: now,
-        expires_at: now + o.max_duration,
+        clock: Clock::start(o.max_duration, config.idle_timeout),
         rx,
         bus,
         task: None,
         manual: false,
-        last_activity: now,
         inputs: Inputs::default(),
         end_replies: Vec::new(),
         files,
@@ -146,16 +142,12 @@ impl SessionActor {
     async fn run(mut self) {
         let shutdown = self.env.shutdown().clone();
         let reason = loop {
-            let idle_deadline = match self.task {
-                Some(_) => self.expires_at,
-                None => self.last_activity + self.env.config().idle_timeout,
-            };
+            let expired = self.clock.expired(self.task.is_some());
             // Expiry is looked at first: a task whose own maxDuration runs out in the same timer tick as
             // the session's (a task started within a millisecond of its session) ends as SESSION_EXPIRED.
             let wake = tokio::select! {
                 biased;
-                _ = tokio::time::sleep_until(self.expires_at) => Wake::End(EndReason::Expired),
-                _ = tokio::time::sleep_until(idle_deadline) => Wake::End(EndReason::Expired),
+                _ = expired => Wake::End(EndReason::Expired),
                 result = runner::task_end(&mut self.task) => Wake::TaskEnd(result),
                 cmd = self.rx.recv() => Wake::Command(cmd),
                 _ = self.lease.died() => Wake::InstanceLost,
@@ -165,7 +157,7 @@ impl SessionActor {
             };
             let end = match wake {
                 Wake::Command(Some(cmd)) => {
-                    self.last_activity = Instant::now();
+                    self.clock.touch();
                     self.handle(cmd).await
                 }
                 Wake::Command(None) => Some(EndReason::Terminated),
@@ -418,7 +410,7 @@ impl SessionActor {
             let wake = tokio::select! {
                 r = &mut attempt => RecoveryWake::Replaced(r.unwrap_or(Err(BrowserError::InstanceLost))),
                 cmd = self.rx.recv() => RecoveryWake::Command(cmd),
-                _ = tokio::time::sleep_until(self.expires_at) => RecoveryWake::End(EndReason::Expired),
+                _ = tokio::time::sleep_until(self.clock.expires_at()) => RecoveryWake::End(EndReason::Expired),
                 _ = shutdown.cancelled() => RecoveryWake::End(EndReason::Terminated),
             };
             match wake {
@@ -429,7 +421,7 @@ impl SessionActor {
                     if let Some(profile) = self.profile.as_mut() {
                         profile.follow_replacement(&self.lease).await;
                     }
-                    self.last_activity = Instant::now();
+                    self.clock.touch();
                     let _ = self.bus.send(SessionEvent::InstanceReconnected);
                     tracing::info!(pid = ?self.lease.pid(), "browser instance replaced");
                     return None;
@@ -469,8 +461,7 @@ impl SessionActor {
             profile.close(&self.lease, readable).await;
         }
         self.state = SessionState::Terminated;
-        let open_ms = Instant::now().min(self.expires_at).saturating_duration_since(self.opened_at).as_millis();
-        let cost = self.env.config().prices.session_micros(u64::try_from(open_ms).unwrap_or(u64::MAX));
+        let cost = self.env.config().prices.session_micros(self.clock.open_ms());
         // Charged before the hold is given back, so the user's balance never shows both freed.
         if let Err(e) = self.env.store().end_session(&self.id, reason.as_str(), cost).await {
             tracing::warn!(error = %e, "storing the session end (and its charge) failed");
