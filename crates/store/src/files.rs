@@ -325,6 +325,20 @@ mod tests {
 
     const BLOB: FileBlob<'static> = FileBlob { key: "files/s/1", node_id: "n1", in_object_store: false };
 
+    /// A row as the version before the blob store wrote it: `old.txt`, its bytes ("old") in `content`.
+    async fn old_row(s: &Store, sid: &SessionId, user: &UserId) {
+        sqlx::query(
+            "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
+             VALUES ($1, $2, 'old.txt', 3, 'x', 'text/plain', 'upload', 1, $3)",
+        )
+        .bind(sid.as_str())
+        .bind(user.as_str())
+        .bind(&b"old"[..])
+        .execute(&s.pool)
+        .await
+        .unwrap();
+    }
+
     #[tokio::test]
     async fn files_keep_their_place_get_unique_names_and_are_purged_by_their_node() {
         let (s, _d) = store().await;
@@ -365,16 +379,7 @@ mod tests {
         let (s, _d) = store().await;
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
-        sqlx::query(
-            "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
-             VALUES ($1, $2, 'old.txt', 3, 'x', 'text/plain', 'upload', 1, $3)",
-        )
-        .bind(sid.as_str())
-        .bind(u.id.as_str())
-        .bind(&b"old"[..])
-        .execute(&s.pool)
-        .await
-        .unwrap();
+        old_row(&s, &sid, &u.id).await;
         let meta = s.get_file(&sid, "old.txt").await.unwrap().expect("listed");
         assert_eq!((meta.place(), meta.blob_key.as_deref()), (FilePlace::Database, None));
         assert_eq!(s.file_content(&sid, "old.txt").await.unwrap(), Some(b"old".to_vec()));
@@ -386,16 +391,7 @@ mod tests {
         let (s, _d) = store().await;
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
-        sqlx::query(
-            "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content)
-             VALUES ($1, $2, 'old.txt', 3, 'x', 'text/plain', 'upload', 1, $3)",
-        )
-        .bind(sid.as_str())
-        .bind(u.id.as_str())
-        .bind(&b"old"[..])
-        .execute(&s.pool)
-        .await
-        .unwrap();
+        old_row(&s, &sid, &u.id).await;
         let file =
             NewFile { name: "n1.txt", mime_type: "text/plain", source: FileSource::Download, content: b"", blob: BLOB };
         s.insert_file(&sid, &u.id, file).await.unwrap();
