@@ -116,7 +116,13 @@ pub async fn follow(
 /// A new file (truncating an old one) readable by the service alone (mode 0600): a recording's files are
 /// the data directory's, which the browser's user must not open.
 async fn private_file(path: &std::path::Path) -> std::io::Result<tokio::fs::File> {
-    tokio::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path).await
+    tokio::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(webpilot_blobs::FILE_MODE)
+        .open(path)
+        .await
 }
 
 /// The longest look at the active tab's address before the session's `end_session` is written.

@@ -8,9 +8,8 @@ use bytes::Bytes;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use webpilot_blobs::{BlobError, Blobs, DIR_MODE, FILE_MODE};
-use webpilot_core::files::FileSource;
 use webpilot_core::{SessionId, UserId};
-use webpilot_store::{FileBlob, FilePlace, FileRecord, NewFile, Store, StoreError};
+use webpilot_store::{FileBlob, FileData, FilePlace, FileRecord, Store, StoreError};
 
 /// The folder of the blob store that holds session files (`files/<sessionId>/<id>`).
 const FOLDER: &str = "files";
@@ -26,15 +25,6 @@ pub enum FileStoreError {
     Elsewhere(String),
     #[error("the file's bytes are in an object store this node is not configured with")]
     NoObjectStore,
-}
-
-/// A file to store: its wanted name, type, origin and bytes.
-#[derive(Debug, Clone, Copy)]
-pub struct FileToStore<'a> {
-    pub name: &'a str,
-    pub mime_type: &'a str,
-    pub source: FileSource,
-    pub content: &'a [u8],
 }
 
 /// The session files' bytes and rows, behind one handle (cheap to clone).
@@ -70,7 +60,7 @@ impl FileStore {
         &self,
         session: &SessionId,
         user: &UserId,
-        file: FileToStore<'_>,
+        file: FileData<'_>,
     ) -> Result<FileRecord, FileStoreError> {
         let key = new_key(session);
         let blobs = self.shared.as_ref().unwrap_or(&self.local);
@@ -79,9 +69,7 @@ impl FileStore {
             self.make_private(session, &key).await?;
         }
         let blob = FileBlob { key: &key, node_id: &self.node, in_object_store: self.shared.is_some() };
-        let new =
-            NewFile { name: file.name, mime_type: file.mime_type, source: file.source, content: file.content, blob };
-        match self.store.insert_file(session, user, new).await {
+        match self.store.insert_file(session, user, file, blob).await {
             Ok(record) => Ok(record),
             Err(e) => {
                 self.drop_blob(blobs, &key).await;
@@ -223,6 +211,7 @@ fn new_key(session: &SessionId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use webpilot_core::files::FileSource;
 
     #[tokio::test]
     async fn bytes_go_to_the_blob_folder_and_leave_with_their_row() {
@@ -232,7 +221,7 @@ mod tests {
         let user = store.create_user("u", 0).await.expect("user");
         let sid = SessionId::generate();
         let file =
-            FileToStore { name: "a.txt", mime_type: "text/plain", source: FileSource::Download, content: b"marker" };
+            FileData { name: "a.txt", mime_type: "text/plain", source: FileSource::Download, content: b"marker" };
         let record = files.insert(&sid, &user.id, file).await.expect("stored");
         let key = record.blob_key.clone().expect("a blob");
         assert_eq!(std::fs::read(dir.path().join(&key)).expect("in the folder"), b"marker");

@@ -3,7 +3,7 @@
 //! and announced with a `download` event (a refused one is announced too); and the session's stored files
 //! are put where its page's file inputs may be given them.
 
-use crate::file_store::{FileStore, FileToStore};
+use crate::file_store::FileStore;
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -11,7 +11,7 @@ use webpilot_browser::{BrowserLease, DownloadOutcome, SessionPage};
 use webpilot_core::events::{DownloadEvent, SessionEvent};
 use webpilot_core::files::{check_name, mime_for, sanitize, FileSource};
 use webpilot_core::{ErrorCode, SessionId, UserId};
-use webpilot_store::Store;
+use webpilot_store::{FileData, Store};
 
 /// One session's files: where they are stored, under which caps, and whom a download is announced to.
 pub(crate) struct Files {
@@ -148,7 +148,7 @@ impl Files {
             );
         }
         let mime_type = data_url_mime(url).unwrap_or_else(|| mime_for(&name));
-        let file = FileToStore { name: &name, mime_type, source: FileSource::Download, content };
+        let file = FileData { name: &name, mime_type, source: FileSource::Download, content };
         match self.files.insert(&self.session, &self.user, file).await {
             Ok(r) => {
                 tracing::info!(bytes = r.bytes, "a download was stored");

@@ -77,22 +77,27 @@ pub struct FileBlob<'a> {
     pub in_object_store: bool,
 }
 
-/// A file to store.
+/// A file to store: its wanted name, type, origin and bytes.
 #[derive(Debug, Clone, Copy)]
-pub struct NewFile<'a> {
+pub struct FileData<'a> {
     /// The wanted name (already valid); numbered when the session has one of that name.
     pub name: &'a str,
     pub mime_type: &'a str,
     pub source: FileSource,
-    /// The bytes (measured and hashed here; they were put in the blob store as `blob`).
+    /// The bytes (measured and hashed by `insert_file`; the blob store keeps them).
     pub content: &'a [u8],
-    pub blob: FileBlob<'a>,
 }
 
 impl Store {
-    /// Records `file` (whose bytes are in the blob store already) in `session`'s area under its name, or the first free numbered one. An upload needs the
+    /// Records `file`, whose bytes are in the blob store already as `blob`, in `session`'s area under its name, or the first free numbered one. An upload needs the
     /// session live: into an ended (or unknown) one it is `StoreError::NotFound("live session")`.
-    pub async fn insert_file(&self, session: &SessionId, user: &UserId, file: NewFile<'_>) -> Result<FileRecord> {
+    pub async fn insert_file(
+        &self,
+        session: &SessionId,
+        user: &UserId,
+        file: FileData<'_>,
+        blob: FileBlob<'_>,
+    ) -> Result<FileRecord> {
         let sha256 = hex::encode(Sha256::digest(file.content));
         let bytes = i64::try_from(file.content.len()).unwrap_or(i64::MAX);
         retry::on_busy("store a session file", || async {
@@ -126,9 +131,9 @@ impl Store {
                 mime_type: file.mime_type.to_owned(),
                 source: file.source.as_str().to_owned(),
                 created_at: now_ms(),
-                blob_key: Some(file.blob.key.to_owned()),
-                node_id: file.blob.node_id.to_owned(),
-                storage: if file.blob.in_object_store { OBJECT_STORE } else { NODE }.to_owned(),
+                blob_key: Some(blob.key.to_owned()),
+                node_id: blob.node_id.to_owned(),
+                storage: if blob.in_object_store { OBJECT_STORE } else { NODE }.to_owned(),
             };
             sqlx::query(
                 "INSERT INTO files (session_id, user_id, name, bytes, sha256, mime_type, source, created_at, content,
@@ -345,16 +350,15 @@ mod tests {
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
         let content: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
-        let file = NewFile {
+        let file = FileData {
             name: "a.bin",
             mime_type: "application/octet-stream",
             source: FileSource::Download,
             content: &content,
-            blob: BLOB,
         };
-        let first = s.insert_file(&sid, &u.id, file).await.unwrap();
+        let first = s.insert_file(&sid, &u.id, file, BLOB).await.unwrap();
         let shared = FileBlob { key: "files/s/2", node_id: "n2", in_object_store: true };
-        let second = s.insert_file(&sid, &u.id, NewFile { blob: shared, ..file }).await.unwrap();
+        let second = s.insert_file(&sid, &u.id, file, shared).await.unwrap();
         assert_eq!((first.name.as_str(), second.name.as_str()), ("a.bin", "a (1).bin"));
         assert_eq!(first.sha256, hex::encode(Sha256::digest(&content)));
         let meta = s.get_file(&sid, "a (1).bin").await.unwrap().expect("stored");
@@ -392,11 +396,10 @@ mod tests {
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
         old_row(&s, &sid, &u.id).await;
-        let file =
-            NewFile { name: "n1.txt", mime_type: "text/plain", source: FileSource::Download, content: b"", blob: BLOB };
-        s.insert_file(&sid, &u.id, file).await.unwrap();
+        let file = FileData { name: "n1.txt", mime_type: "text/plain", source: FileSource::Download, content: b"" };
+        s.insert_file(&sid, &u.id, file, BLOB).await.unwrap();
         let other = FileBlob { key: "files/s/9", node_id: "n2", in_object_store: false };
-        s.insert_file(&sid, &u.id, NewFile { name: "n2.txt", blob: other, ..file }).await.unwrap();
+        s.insert_file(&sid, &u.id, FileData { name: "n2.txt", ..file }, other).await.unwrap();
         let first = (sid.as_str(), "");
         let names = |v: Vec<(String, String)>| v.into_iter().map(|(_, n)| n).collect::<Vec<_>>();
         assert_eq!(names(s.files_to_move("n1", false, first, 10).await.unwrap()), ["old.txt"]);
@@ -419,16 +422,15 @@ mod tests {
         let u = s.create_user("f", 0).await.unwrap();
         let sid = SessionId::generate();
         s.insert_session(&sid, &u.id, "active", "{}", "n").await.unwrap();
-        let upload =
-            NewFile { name: "u.txt", mime_type: "text/plain", source: FileSource::Upload, content: b"hi", blob: BLOB };
-        s.insert_file(&sid, &u.id, upload).await.unwrap();
+        let upload = FileData { name: "u.txt", mime_type: "text/plain", source: FileSource::Upload, content: b"hi" };
+        s.insert_file(&sid, &u.id, upload, BLOB).await.unwrap();
         assert!(s.end_session(&sid, "terminated", 0).await.unwrap());
-        let refused = s.insert_file(&sid, &u.id, upload).await;
+        let refused = s.insert_file(&sid, &u.id, upload, BLOB).await;
         assert!(matches!(refused, Err(StoreError::NotFound(_))), "{refused:?}");
-        let unknown = s.insert_file(&SessionId::generate(), &u.id, upload).await;
+        let unknown = s.insert_file(&SessionId::generate(), &u.id, upload, BLOB).await;
         assert!(matches!(unknown, Err(StoreError::NotFound(_))), "{unknown:?}");
         // A download still being written when its session ends is kept (docs/profiles-and-files.md).
-        let late = NewFile { source: FileSource::Download, ..upload };
-        assert_eq!(s.insert_file(&sid, &u.id, late).await.unwrap().name, "u (1).txt");
+        let late = FileData { source: FileSource::Download, ..upload };
+        assert_eq!(s.insert_file(&sid, &u.id, late, BLOB).await.unwrap().name, "u (1).txt");
     }
 }

@@ -24,7 +24,7 @@ mod webhooks;
 
 pub use action_cache::{CacheEntry, NewCacheEntry};
 pub use claims::{ClaimKind, ClaimLimits, ClaimRefusal};
-pub use files::{FileBlob, FilePlace, FileRecord, NewFile};
+pub use files::{FileBlob, FileData, FilePlace, FileRecord};
 pub use keys::{generate_api_key, hash_api_key, ApiKeyRecord, KeyLookup};
 pub use nodes::{NodeRecord, Reaped, SessionPlace};
 pub use profiles::{NewProfile, ProfileCaps, ProfileRecord, ProfileRefusal};
@@ -111,13 +111,14 @@ impl Store {
         let io = |e| StoreError::Db(sqlx::Error::Io(e));
         if let Some(dir) = path.parent() {
             use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(io)?;
+            std::fs::DirBuilder::new().recursive(true).mode(webpilot_blobs::DIR_MODE).create(dir).map_err(io)?;
         }
         // Made empty (a valid SQLite database) and 0600 first: SQLite gives its WAL and shared-memory
         // files the database file's mode, so the whole database is the service's alone.
         {
             use std::os::unix::fs::OpenOptionsExt;
-            let made = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path);
+            let made =
+                std::fs::OpenOptions::new().write(true).create_new(true).mode(webpilot_blobs::FILE_MODE).open(path);
             if let Err(e) = made.map(drop) {
                 if e.kind() != std::io::ErrorKind::AlreadyExists {
                     return Err(io(e));

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::files::{check_name, mime_for, FileSource};
 use webpilot_core::{ApiError, ErrorCode, SessionId};
-use webpilot_sessions::{FileStoreError, FileToStore};
-use webpilot_store::{FilePlace, FileRecord, StoreError, User};
+use webpilot_sessions::FileStoreError;
+use webpilot_store::{FileData, FilePlace, FileRecord, StoreError, User};
 
 /// A file of a session's area.
 #[derive(Serialize, ToSchema)]
@@ -301,7 +301,7 @@ pub async fn upload(
         );
         return Err(ApiError::new(ErrorCode::StorageQuotaExceeded, msg).into());
     }
-    let file = FileToStore { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
+    let file = FileData { name: &name, mime_type: mime_for(&name), source: FileSource::Upload, content: &content };
     // The store refuses it too when the session ended since the check above.
     let record = match state.manager.files().insert(&session, &user.id, file).await {
         Ok(record) => record,
