@@ -175,16 +175,18 @@ pub async fn fetch(
     let encoded: String = url::form_urlencoded::byte_serialize(meta.name.as_bytes()).collect();
     let disposition = HeaderValue::from_str(&format!("attachment; filename*=UTF-8''{}", encoded.replace('+', "%20")))
         .unwrap_or(HeaderValue::from_static("attachment"));
-    let mut served = match holder(&state, &meta, request.headers()).await? {
-        Holder::Node(address) => {
-            let (parts, body) = request.into_parts();
-            return Ok(crate::forward::forward(&state, &address, parts, body).await);
-        }
-        _ if kept.is_some() => ([(CONTENT_TYPE, mime)], kept.unwrap_or_default()).into_response(),
-        Holder::Here | Holder::Shared(_) => {
-            let (blobs, key) = state.manager.files().holder(&meta).map_err(unreadable)?.ok_or_else(gone)?;
-            held::serve_blob(blobs, key, mime, request.headers(), gone).await?
-        }
+    let mut served = match kept {
+        Some(content) => ([(CONTENT_TYPE, mime)], content).into_response(),
+        None => match holder(&state, &meta, request.headers()).await? {
+            Holder::Node(address) => {
+                let (parts, body) = request.into_parts();
+                return Ok(crate::forward::forward(&state, &address, parts, body).await);
+            }
+            Holder::Here | Holder::Shared(_) => {
+                let (blobs, key) = state.manager.files().holder(&meta).map_err(unreadable)?.ok_or_else(gone)?;
+                held::serve_blob(blobs, key, mime, request.headers(), gone).await?
+            }
+        },
     };
     served.headers_mut().insert(CONTENT_DISPOSITION, disposition);
     Ok(served)

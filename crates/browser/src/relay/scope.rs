@@ -146,6 +146,14 @@ impl ClientScope {
         self.claims.lock().closing.remove(target);
     }
 
+    /// Pages that exist as far as any connection knows: those [`Self::listed_pages`] lists and those made
+    /// for a relay but not adopted yet.
+    fn known_pages(&self, claims: &Claims) -> HashSet<String> {
+        let mut pages = self.listed_pages();
+        pages.extend(claims.unadopted.iter().cloned());
+        pages
+    }
+
     /// Pages this connection's discovery or the session's tabs list.
     fn listed_pages(&self) -> HashSet<String> {
         let mut ids: HashSet<String> =
@@ -239,18 +247,14 @@ impl super::rules::Scope for ClientScope {
     }
     fn is_last_page(&self, target: &str) -> bool {
         // A page being closed, by any connection, already counts as gone: closes at once leave one page.
-        let mut pages = self.listed_pages();
         let claims = self.claims.lock();
-        pages.extend(claims.unadopted.iter().cloned());
-        let others = pages.iter().any(|id| id != target && !claims.closing.contains(id));
+        let others = self.known_pages(&claims).iter().any(|id| id != target && !claims.closing.contains(id));
         self.kind_of(target) == Some("page") && !others
     }
     fn pages(&self) -> (usize, usize) {
         // A page being opened, by any connection, already counts: bursts of createTarget stop at the cap.
-        let mut pages = self.listed_pages();
         let claims = self.claims.lock();
-        pages.extend(claims.unadopted.iter().cloned());
-        (pages.len() + claims.creating, self.max_tabs)
+        (self.known_pages(&claims).len() + claims.creating, self.max_tabs)
     }
 }
 
