@@ -155,9 +155,15 @@ impl Action {
                 .map(|v| v as u32)
                 .ok_or_else(|| format!("{} needs a number argument {k:?}", call.name))
         };
+        let absent = |k: &str| a.get(k).is_none_or(Value::is_null);
         Ok(match call.name.as_str() {
-            "navigate" => Action::Navigate { url: need_s("url")? },
-            "go_back" => Action::GoBack,
+            "navigate" => match need_s("url")? {
+                url if url.trim().eq_ignore_ascii_case("back") => Action::GoBack,
+                url => Action::Navigate { url },
+            },
+            "click" if !absent("to_x") || !absent("to_y") => {
+                Action::Drag { x: need_n("x")?, y: need_n("y")?, to_x: need_n("to_x")?, to_y: need_n("to_y")? }
+            }
             "click" => {
                 let (index, x, y) = (n("index").map(|v| v as u32), n("x"), n("y"));
                 let double = a.get("double").and_then(Value::as_bool).unwrap_or(false);
@@ -176,7 +182,6 @@ impl Action {
                     _ => Action::Type { index: need_i("index")?, text: need_s("text")?, press_enter },
                 }
             }
-            "drag" => Action::Drag { x: need_n("x")?, y: need_n("y")?, to_x: need_n("to_x")?, to_y: need_n("to_y")? },
             "select_option" => Action::SelectOption { index: need_i("index")?, option: need_s("option")? },
             "upload_file" => Action::UploadFile { index: need_i("index")?, file: need_s("name")? },
             "press_key" => Action::PressKey { key: need_s("key")? },
@@ -185,13 +190,19 @@ impl Action {
                 pixels: n("pixels").map(|p| p.clamp(1.0, 5000.0) as i64).unwrap_or(400),
                 at: n("x").zip(n("y")),
             },
-            "switch_tab" => Action::SwitchTab { index: need_i("index")? as usize },
-            "open_tab" => Action::OpenTab { url: need_s("url")? },
-            "close_tab" => Action::CloseTab { index: need_i("index")? as usize },
+            "tab" => match (s("url"), a.get("close").and_then(Value::as_bool).unwrap_or(false)) {
+                (Some(url), false) if !url.trim().is_empty() => Action::OpenTab { url },
+                (_, true) => Action::CloseTab { index: need_i("index")? as usize },
+                _ => Action::SwitchTab {
+                    index: need_i("index").map_err(|_| "tab needs a url or an index".to_owned())? as usize,
+                },
+            },
             "wait" => Action::Wait { seconds: n("seconds").unwrap_or(1.0).clamp(0.0, MAX_WAIT_SECONDS) },
-            "extract" => Action::Extract,
             "screenshot" => Action::Screenshot,
-            "find" => Action::Find { query: need_s("query")? },
+            "find" => match s("query").filter(|q| !q.trim().is_empty()) {
+                Some(query) => Action::Find { query },
+                None => Action::Extract,
+            },
             "ask_human" => Action::AskHuman { question: need_s("question")? },
             "done" => Action::Done {
                 message: s("message").unwrap_or_default(),
@@ -243,12 +254,14 @@ pub fn tool_specs(output_schema: Option<&Value>, offer: Offer) -> Vec<ToolSpec> 
     let int = json!({ "type": "integer" });
     let string = json!({ "type": "string" });
     let num = json!({ "type": "number" });
+    let boolean = json!({ "type": "boolean" });
     let click = match offer.points {
         false => tool("click", "Click element index.", json!({ "index": int }), &["index"]),
         true => tool(
             "click",
-            "Click element index (preferred) or viewport point x,y (1024x445 px); double: double-click.",
-            json!({ "index": int, "x": num, "y": num, "double": { "type": "boolean" } }),
+            "Click element index (preferred) or viewport point x,y (1024x445 px); double: double-click; \
+             to_x,to_y: drag from x,y to there.",
+            json!({ "index": int, "x": num, "y": num, "double": boolean, "to_x": num, "to_y": num }),
             &[],
         ),
     };
@@ -256,13 +269,13 @@ pub fn tool_specs(output_schema: Option<&Value>, offer: Offer) -> Vec<ToolSpec> 
         false => tool(
             "type",
             "Type text into field index, replacing its content; press_enter presses Enter after.",
-            json!({ "index": int, "text": string, "press_enter": { "type": "boolean" } }),
+            json!({ "index": int, "text": string, "press_enter": boolean }),
             &["index", "text"],
         ),
         true => tool(
             "type",
             "Type text into field index (replacing its content) or at point x,y; press_enter: Enter after.",
-            json!({ "index": int, "x": num, "y": num, "text": string, "press_enter": { "type": "boolean" } }),
+            json!({ "index": int, "x": num, "y": num, "text": string, "press_enter": boolean }),
             &["text"],
         ),
     };
@@ -281,8 +294,7 @@ pub fn tool_specs(output_schema: Option<&Value>, offer: Offer) -> Vec<ToolSpec> 
         ),
     };
     let mut tools = vec![
-        tool("navigate", "Open a URL in the current tab.", json!({ "url": string }), &["url"]),
-        tool("go_back", "Go back one page in the current tab.", json!({}), &[]),
+        tool("navigate", "Open url in the current tab; url \"back\" goes back.", json!({ "url": string }), &["url"]),
         click,
         typing,
         tool(
@@ -304,16 +316,18 @@ pub fn tool_specs(output_schema: Option<&Value>, offer: Offer) -> Vec<ToolSpec> 
             &["key"],
         ),
         scroll,
-        tool("switch_tab", "Make tab index the current one.", json!({ "index": int }), &["index"]),
-        tool("open_tab", "Open a URL in a new tab and switch to it.", json!({ "url": string }), &["url"]),
-        tool("close_tab", "Close tab index.", json!({ "index": int }), &["index"]),
-        tool("wait", "Wait for the page, at most 10 seconds.", json!({ "seconds": { "type": "number" } }), &[]),
-        tool("extract", "Read the full visible text of the page.", json!({}), &[]),
+        tool(
+            "tab",
+            "url: open it in a new tab; index: switch to that tab, or close it with close.",
+            json!({ "url": string, "index": int, "close": boolean }),
+            &[],
+        ),
+        tool("wait", "Wait for the page, at most 10 seconds.", json!({ "seconds": num }), &[]),
         tool(
             "find",
-            "Search the whole page (a cut part too) for text; returns matching lines.",
+            "Lines of the whole page (a cut part too) matching query; no query: all its visible text.",
             json!({ "query": string }),
-            &["query"],
+            &[],
         ),
         tool(
             "ask_human",
@@ -323,11 +337,6 @@ pub fn tool_specs(output_schema: Option<&Value>, offer: Offer) -> Vec<ToolSpec> 
         ),
         done,
     ];
-    if offer.points {
-        let drag = "Drag from point x,y to to_x,to_y.";
-        let at = json!({ "x": num, "y": num, "to_x": num, "to_y": num });
-        tools.push(tool("drag", drag, at, &["x", "y", "to_x", "to_y"]));
-    }
     if offer.screenshot {
         let see = "See the viewport (1024x445 px, top-left origin) as an image with the next observation.";
         tools.push(tool("screenshot", see, json!({}), &[]));
@@ -365,10 +374,11 @@ mod tests {
         let plain = serde_json::to_value(Action::Scroll { down: true, pixels: 9, at: None }).unwrap();
         assert_eq!(plain, json!({"name": "scroll", "down": true, "pixels": 9}));
         assert_eq!(
-            Action::from_call(&call("drag", json!({"x": 1, "y": 2, "to_x": 3, "to_y": "4"}))).unwrap(),
+            Action::from_call(&call("click", json!({"x": 1, "y": 2, "to_x": 3, "to_y": "4"}))).unwrap(),
             Action::Drag { x: 1.0, y: 2.0, to_x: 3.0, to_y: 4.0 }
         );
-        assert!(Action::from_call(&call("drag", json!({"x": 1, "y": 2}))).unwrap_err().contains("to_x"));
+        assert!(Action::from_call(&call("click", json!({"x": 1, "y": 2, "to_x": 3}))).unwrap_err().contains("to_y"));
+        assert!(Action::from_call(&call("click", json!({"to_x": 1, "to_y": 2}))).unwrap_err().contains("\"x\""));
         assert_eq!(
             Action::from_call(&call("type", json!({"x": 1, "y": 2, "text": "a"}))).unwrap(),
             Action::TypeAt { x: 1.0, y: 2.0, text: "a".into(), press_enter: false }
@@ -384,19 +394,45 @@ mod tests {
         );
         assert!(Action::from_call(&call("upload_file", json!({"index": 3}))).unwrap_err().contains("name"));
         let plain = tool_specs(None, Offer::default());
-        assert_eq!(plain.len(), 16);
+        assert_eq!(plain.len(), 12);
         assert_eq!(
-            plain[2].parameters["properties"].as_object().map(|p| p.len()),
+            plain[1].parameters["properties"].as_object().map(|p| p.len()),
             Some(1),
             "click takes an index only"
         );
         let with = tool_specs(None, Offer { screenshot: true, points: true });
         let names: Vec<&str> = with.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!((names.len(), names[16], names[17]), (18, "drag", "screenshot"));
-        assert_eq!(with[2].parameters["properties"]["double"]["type"], "boolean");
+        assert_eq!((names.len(), names[12]), (13, "screenshot"));
+        assert_eq!(with[1].parameters["properties"]["double"]["type"], "boolean");
+        assert_eq!(with[1].parameters["properties"]["to_x"]["type"], "number");
         assert_eq!(Action::from_call(&call("screenshot", json!({}))), Ok(Action::Screenshot));
         let structured = tool_specs(Some(&json!({"type": "array"})), Offer::default());
-        assert_eq!(structured[15].parameters["properties"]["output"], json!({"type": "array"}));
+        assert_eq!(structured[11].parameters["properties"]["output"], json!({"type": "array"}));
+    }
+
+    #[test]
+    fn merged_tools_parse_into_the_actions_they_stand_for() {
+        let parse = |name: &str, args: Value| Action::from_call(&call(name, args));
+        assert_eq!(
+            parse("navigate", json!({"url": "https://a.test/"})),
+            Ok(Action::Navigate { url: "https://a.test/".into() })
+        );
+        assert_eq!(parse("navigate", json!({"url": " Back "})), Ok(Action::GoBack));
+        assert_eq!(
+            parse("tab", json!({"url": "https://a.test/"})),
+            Ok(Action::OpenTab { url: "https://a.test/".into() })
+        );
+        assert_eq!(parse("tab", json!({"index": 1})), Ok(Action::SwitchTab { index: 1 }));
+        assert_eq!(parse("tab", json!({"index": "2", "close": true})), Ok(Action::CloseTab { index: 2 }));
+        assert!(parse("tab", json!({"close": true})).unwrap_err().contains("index"));
+        assert!(parse("tab", json!({})).unwrap_err().contains("url or an index"));
+        assert_eq!(parse("find", json!({"query": "price"})), Ok(Action::Find { query: "price".into() }));
+        assert_eq!(parse("find", json!({})), Ok(Action::Extract));
+        assert_eq!(parse("find", json!({"query": " "})), Ok(Action::Extract));
+        // The merged-away names are not tools any more.
+        for gone in ["go_back", "switch_tab", "open_tab", "close_tab", "extract", "drag"] {
+            assert!(parse(gone, json!({})).unwrap_err().contains("no tool"), "{gone}");
+        }
     }
 
     #[test]

@@ -52,7 +52,7 @@ async fn a_multi_step_task_crosses_two_pages_with_events_and_real_token_counts()
     model.push(vec![
         Reply::think("I will open the site.", "navigate", json!({ "url": app.site.url("/") })),
         Reply::think("Pricing is linked from home.", "click", json!({ "index": "@Pricing" })),
-        Reply::call("extract", json!({})),
+        Reply::call("find", json!({})),
         Reply::done("The cheapest plan is Basic $9."),
     ]);
     let key = app.key().await;
@@ -166,7 +166,7 @@ async fn a_guardrail_answered_over_rest_reaches_the_model() {
 #[tokio::test]
 async fn exceeding_the_input_token_budget_fails_the_task() {
     let (app, model) = with_model(|s| s).await;
-    let extracts = (0..6).map(|_| Reply::call("extract", json!({}))).collect::<Vec<_>>();
+    let extracts = (0..6).map(|_| Reply::call("find", json!({}))).collect::<Vec<_>>();
     model.push(
         [vec![Reply::call("navigate", json!({ "url": app.site.url("/pricing") }))], extracts, vec![Reply::done("x")]]
             .concat(),
@@ -277,9 +277,9 @@ async fn tabs_open_switch_and_close() {
     let (app, model) = with_model(|s| s).await;
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/") })),
-        Reply::call("open_tab", json!({ "url": app.site.url("/pricing") })),
-        Reply::call("switch_tab", json!({ "index": 0 })),
-        Reply::call("close_tab", json!({ "index": 1 })),
+        Reply::call("tab", json!({ "url": app.site.url("/pricing") })),
+        Reply::call("tab", json!({ "index": 0 })),
+        Reply::call("tab", json!({ "index": 1, "close": true })),
         Reply::done("Tabs handled."),
     ]);
     let key = app.key().await;
@@ -302,8 +302,8 @@ async fn a_crashed_page_is_reported_to_the_model_which_carries_on_in_a_new_tab()
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/") })),
         Reply::call("wait", json!({ "seconds": 3 })),
-        Reply::call("extract", json!({})),
-        Reply::call("open_tab", json!({ "url": app.site.url("/pricing") })),
+        Reply::call("find", json!({})),
+        Reply::call("tab", json!({ "url": app.site.url("/pricing") })),
         Reply::done("Recovered in a new tab."),
     ]);
     let key = app.key().await;
@@ -338,7 +338,7 @@ async fn the_model_selects_an_option_and_sees_a_screenshot_when_it_takes_images(
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/choose") })),
         Reply::call("select_option", json!({ "index": "@Plan", "option": "Pro" })),
-        Reply::call("extract", json!({})),
+        Reply::call("find", json!({})),
         Reply::done("Pro selected."),
     ]);
     let key = app.key().await;
@@ -364,7 +364,7 @@ async fn pages_the_site_opens_become_tabs_and_blocked_ones_are_closed() {
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/popup") })),
         Reply::call("click", json!({ "index": "@Open pricing" })),
-        Reply::call("switch_tab", json!({ "index": 0 })),
+        Reply::call("tab", json!({ "index": 0 })),
         Reply::call("click", json!({ "index": "@Open tracker" })),
         Reply::done("ok"),
     ]);
@@ -396,7 +396,7 @@ async fn a_session_holds_at_most_its_tab_cap() {
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/popups?n=10") })),
         Reply::call("wait", json!({ "seconds": 2 })),
-        Reply::call("open_tab", json!({ "url": app.site.url("/pricing") })),
+        Reply::call("tab", json!({ "url": app.site.url("/pricing") })),
         Reply::done("ok"),
     ]);
     let key = app.key().await;

@@ -24,7 +24,7 @@ async fn a_secret_is_typed_on_its_domain_and_never_leaves_the_service() {
         Reply::call("type", json!({ "index": "@Username", "text": "<secret:elsewhere>" })),
         Reply::call("type", json!({ "index": "@Username", "text": "<secret:user>" })),
         Reply::call("click", json!({ "index": "@Sign in" })),
-        Reply::call("extract", json!({})),
+        Reply::call("find", json!({})),
         Reply::done("Signed in."),
     ]);
     let key = app.key().await;

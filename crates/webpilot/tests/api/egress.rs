@@ -103,7 +103,7 @@ async fn the_model_agent_cannot_open_files_browser_pages_or_data_urls() {
     let (app, model) = with_model(|s| s).await;
     model.push(vec![
         Reply::call("navigate", json!({ "url": "file:///etc/passwd" })),
-        Reply::call("open_tab", json!({ "url": "chrome://settings" })),
+        Reply::call("tab", json!({ "url": "chrome://settings" })),
         Reply::call("navigate", json!({ "url": app.site.url("/") })),
         Reply::call("navigate", json!({ "url": "view-source:http://127.0.0.2/" })),
         Reply::call("navigate", json!({ "url": "data:text/html,<h1>hi</h1>" })),

@@ -89,7 +89,7 @@ async fn the_model_agent_and_a_replay_type_the_code_of_their_moment_and_never_sh
     model.push(vec![
         Reply::call("type", json!({ "index": "@Code", "text": "<secret:code>" })),
         Reply::call("click", json!({ "index": "@Verify" })),
-        Reply::call("extract", json!({})),
+        Reply::call("find", json!({})),
         Reply::done("Verified."),
     ]);
     let key = app.key().await;

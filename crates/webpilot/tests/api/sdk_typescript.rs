@@ -87,10 +87,10 @@ async fn the_typescript_sdk_drives_the_service_end_to_end() {
     })
     .await;
     model.push(vec![
-        Reply::think("I will read the page.", "extract", json!({})),
+        Reply::think("I will read the page.", "find", json!({})),
         // The second call takes a while: the test pauses and resumes the task meanwhile.
         Reply::delayed(1500, Reply::done("The title is Fixture Home.")),
-        Reply::think("Let me think.", "extract", json!({})),
+        Reply::think("Let me think.", "find", json!({})),
         // Hangs until the test stops the task.
         Reply::delayed(30_000, Reply::done("too late")),
     ]);

@@ -216,6 +216,13 @@ async fn vision_auto_sends_a_screenshot_on_the_turn_after_the_model_asks_for_one
     assert_eq!(shots, [0, 0, 1], "blank tab: none; the shop's text says it all: none; asked for: one");
     assert_eq!((pictures(&requests[2])[0].width(), pictures(&requests[2])[0].height()), (1024, 445));
     assert!(tool_names(&requests[0]).iter().any(|t| t == "screenshot"), "{:?}", tool_names(&requests[0]));
+    // Issue 35's budget holds for a model that sees the page too: the system prompt plus the tools (the
+    // point parameters and `screenshot` included), as sent, at most 1,000 o200k tokens.
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let system = webpilot_testkit::model::content_text(&requests[2]["messages"][0]);
+    let fixed = bpe.encode_with_special_tokens(&system).len()
+        + bpe.encode_with_special_tokens(&requests[2]["tools"].to_string()).len();
+    assert!(fixed <= 1_000, "a seeing turn's system prompt and tools are {fixed} tokens");
     // With `on` every turn has a picture, and with `off` none may: the tool is not offered.
     for vision in ["on", "off"] {
         model.push(vec![Reply::done("Done.")]);
@@ -274,7 +281,7 @@ async fn over_anthropics_wire_the_picture_is_an_image_block_and_the_canvas_is_so
 
 /// With a model that sees the page, the point actions are offered and work where no element is: a drag on a
 /// canvas, the wheel over a list that scrolls on its own, and keys typed into a box drawn on a canvas. The
-/// points come from the screenshot. Without vision, `click` takes an index only and there is no `drag`.
+/// points come from the screenshot. Without vision, `click` takes an index only (no point, no drag).
 #[tokio::test]
 async fn a_model_that_sees_the_page_drags_scrolls_and_types_at_points_it_finds_in_the_picture() {
     let (app, model) = with_model(|s| s.arg("llm-vision", true)).await;
@@ -282,7 +289,7 @@ async fn a_model_that_sees_the_page_drags_scrolls_and_types_at_points_it_finds_i
     let ((rx, ry), (gx, gy), (bx, by), (yx, yy)) = (at("e00000"), at("00b000"), at("0000e0"), at("e0e000"));
     model.push(vec![
         Reply::call("navigate", json!({ "url": app.site.url("/board") })),
-        Reply::call("drag", json!({ "x": rx, "y": ry, "to_x": gx, "to_y": gy })),
+        Reply::call("click", json!({ "x": rx, "y": ry, "to_x": gx, "to_y": gy })),
         Reply::call("scroll", json!({ "direction": "down", "pixels": 400, "x": bx, "y": by })),
         Reply::call("type", json!({ "x": yx, "y": yy, "text": "4711" })),
         Reply::done("Done."),
@@ -292,8 +299,11 @@ async fn a_model_that_sees_the_page_drags_scrolls_and_types_at_points_it_finds_i
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let requests = model.requests();
     assert_eq!(requests.len(), 5);
-    let names = tool_names(&requests[0]);
-    assert!(names.contains(&"drag".to_owned()), "{names:?}");
+    let point_params = |request: &Value| {
+        let click = request["tools"].as_array().into_iter().flatten().find(|t| t["function"]["name"] == "click");
+        click.map(|c| c["function"]["parameters"]["properties"].clone()).unwrap_or_default()
+    };
+    assert_eq!(point_params(&requests[0])["to_x"]["type"], "number", "click drags: {}", point_params(&requests[0]));
     let said = |i: usize| requests[i].to_string();
     // The block's centre is (85, 85) and the zone's (445, 295); the list's (790, 140): found within a pixel.
     assert!(said(2).contains("Dragged from (8"), "{}", said(2));
@@ -306,9 +316,6 @@ async fn a_model_that_sees_the_page_drags_scrolls_and_types_at_points_it_finds_i
     let r = app.post("/start/run-task", &key, json!({ "taskDetails": "look", "vision": "off", "cache": "off" })).await;
     assert_eq!(r.body["status"], "complete", "{}", r.body);
     let last = model.requests().pop().expect("a request");
-    assert!(!tool_names(&last).contains(&"drag".to_owned()));
-    let click = last["tools"].as_array().into_iter().flatten().find(|t| t["function"]["name"] == "click").cloned();
-    let props = click.map(|c| c["function"]["parameters"]["properties"].clone()).unwrap_or_default();
-    assert_eq!(props, json!({ "index": { "type": "integer" } }));
+    assert_eq!(point_params(&last), json!({ "index": { "type": "integer" } }));
     app.stop().await;
 }
