@@ -3,7 +3,9 @@
 //! 12 of 12 elements`. A change is any mutation of the page's DOM but the service's own `data-wp-*`
 //! bookkeeping attributes, so marks drawn into the page would show. With `?frames=1` the buttons sit at the
 //! same places, Green in a same-origin iframe and Red in a cross-origin one (`frame.localhost`), each frame
-//! telling the page of its click; the title then says only `Clicked Red`.
+//! telling the page of its click; the title then says only `Clicked Red`. With `?edges=1` they sit at
+//! [`EDGE_BUTTONS`]: Blue half above the viewport, Green inside an open shadow root, Red half past the right
+//! edge; a click puts `Clicked NAME` in the title.
 
 use std::collections::HashMap;
 
@@ -22,6 +24,13 @@ pub const BUTTONS: [(&str, &str, Box4); 3] = [
     ("Green", "00b000", (420, 200, 160, 60)),
     ("Red", "e00000", (760, 330, 160, 60)),
 ];
+/// With `?edges=1`: each button's name, colour and box `(left, top, width, height)`, partly out of view or in a
+/// shadow root.
+pub const EDGE_BUTTONS: [(&str, &str, (i32, i32, u32, u32)); 3] = [
+    ("Blue", "0000e0", (80, -30, 160, 60)),
+    ("Green", "00b000", (420, 200, 160, 60)),
+    ("Red", "e00000", (904, 330, 160, 60)),
+];
 /// With `?frames=1`: where Green's and Red's frames start, `(left, top)`.
 const FRAMES: [(u32, u32); 2] = [(400, 100), (700, 230)];
 
@@ -29,11 +38,36 @@ const STYLE: &str = "<style>html,body{margin:0;background:#fff;overflow:hidden;h
     button{position:absolute;border:0;padding:0;margin:0;color:#fff;font:18px sans-serif}\n\
     iframe{position:absolute;border:0;width:300px;height:200px}</style>\n";
 
+/// `/marks?edges=1`: [`EDGE_BUTTONS`], Green's inside a shadow root attached while the page is parsed.
+fn at_edges() -> Html<String> {
+    let [(blue, blue_rgb, (bl, bt, bw, bh)), (green, green_rgb, (gl, gt, gw, gh)), (red, red_rgb, (rl, rt, rw, rh))] =
+        EDGE_BUTTONS;
+    let style = |rgb: &str, l: i32, t: i32, w: u32, h: u32| {
+        format!("position:absolute;left:{l}px;top:{t}px;width:{w}px;height:{h}px;background:#{rgb}")
+    };
+    let body = format!(
+        "{STYLE}<button style=\"{}\">{blue}</button>\n<div id=\"host\"></div>\n\
+         <button style=\"{}\">{red}</button>\n<script>\n\
+         const root = document.getElementById('host').attachShadow({{mode: 'open'}});\n\
+         root.innerHTML = '<button style=\"{};border:0;padding:0;margin:0;color:#fff;font:18px sans-serif\">{green}</button>';\n\
+         for (const b of [...document.querySelectorAll('button'), ...root.querySelectorAll('button')]) {{\n\
+           b.addEventListener('click', () => {{ document.title = 'Clicked ' + b.textContent; }});\n\
+         }}\n</script>",
+        style(blue_rgb, bl, bt, bw, bh),
+        style(red_rgb, rl, rt, rw, rh),
+        style(green_rgb, gl, gt, gw, gh),
+    );
+    page("Marks at the edges", &body)
+}
+
 fn button(name: &str, rgb: &str, (l, t, w, h): Box4) -> String {
     format!("<button style=\"left:{l}px;top:{t}px;width:{w}px;height:{h}px;background:#{rgb}\">{name}</button>\n")
 }
 
 pub(crate) async fn marks(State(state): State<SiteState>, Query(q): Query<HashMap<String, String>>) -> Html<String> {
+    if q.contains_key("edges") {
+        return at_edges();
+    }
     if q.contains_key("frames") {
         let [(blue, blue_rgb, blue_at), (green, green_rgb, (gl, gt, ..)), (red, red_rgb, (rl, rt, ..))] = BUTTONS;
         let [(fl0, ft0), (fl1, ft1)] = FRAMES;

@@ -7,7 +7,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 use webpilot_testkit::model::marks::MARK_FILL;
 use webpilot_testkit::model::{element_index, last_observation};
-use webpilot_testkit::site::marks::BUTTONS;
+use webpilot_testkit::site::marks::{BUTTONS, EDGE_BUTTONS};
 use webpilot_testkit::Reply;
 
 /// A label's height and width for `digits` digits, as `docs/agent.md` ("Vision") describes them.
@@ -52,12 +52,18 @@ async fn run(vision: &str, path: &str, replies: Vec<Reply>) -> (Vec<Value>, Valu
 /// Checks that `request`'s picture carries each of `/marks`'s buttons' index (from its text) as a label at
 /// the button's top-left, and the labels' colour nowhere else.
 fn assert_labelled(request: &Value) {
+    assert_labelled_at(request, BUTTONS.map(|(name, _, (left, top, _, _))| (name, left, top)));
+}
+
+/// Checks that `request`'s picture carries each button's index (from its text) as a label with its top-left
+/// at the given point, and the labels' colour nowhere else.
+fn assert_labelled_at(request: &Value, buttons: [(&str, u32, u32); 3]) {
     let observation = last_observation(request);
     let shot = picture(request);
     assert_eq!(shot.dimensions(), (1024, 445));
     let labels = label_pixels(&shot);
     let mut areas = Vec::new();
-    for (name, _, (left, top, _, _)) in BUTTONS {
+    for (name, left, top) in buttons {
         let index = element_index(&observation, name).unwrap_or_else(|| panic!("{name} in {observation}"));
         let width = label_width(index.to_string().len() as u32);
         let inside = |&&(x, y): &&(u32, u32)| x >= left && x < left + width && y >= top && y < top + LABEL_HEIGHT;
@@ -103,6 +109,27 @@ async fn marks_sit_on_elements_inside_same_and_cross_origin_frames_where_the_pic
     assert_eq!(requests.len(), 3);
     assert_labelled(&requests[0]);
     assert!(last_observation(&requests[1]).contains("Title: Clicked Green"), "{}", last_observation(&requests[1]));
+    assert!(last_observation(&requests[2]).contains("Title: Clicked Red"), "{}", last_observation(&requests[2]));
+}
+
+#[tokio::test]
+async fn marks_sit_on_elements_partly_out_of_view_and_inside_a_shadow_root() {
+    // Blue sticks out above the viewport: its label sits at the top edge, over the part that shows. Red
+    // sticks out to the right: its label sits at its left edge. Green is inside an open shadow root.
+    let replies = vec![
+        Reply::call("click", json!({ "index": "@mark:00b000" })),
+        Reply::call("click", json!({ "index": "@mark:e00000" })),
+        Reply::done("Clicked."),
+    ];
+    let (requests, done) = run("on", "/marks?edges=1", replies).await;
+    assert_eq!(done["status"], "complete", "{done}");
+    assert_eq!(requests.len(), 3);
+    let seen = EDGE_BUTTONS.map(|(name, _, (left, top, _, _))| (name, left.max(0) as u32, top.max(0) as u32));
+    assert_labelled_at(&requests[0], seen);
+    let green = element_index(&last_observation(&requests[0]), "Green").expect("Green");
+    assert!(requests[1].to_string().contains(&format!("[{green}")), "clicked [{green}]: {}", requests[1]);
+    assert!(last_observation(&requests[1]).contains("Title: Clicked Green"), "{}", last_observation(&requests[1]));
+    // (Clicking Red scrolls the page sideways to bring it into view, so the labels move with it after.)
     assert!(last_observation(&requests[2]).contains("Title: Clicked Red"), "{}", last_observation(&requests[2]));
 }
 
