@@ -27,6 +27,17 @@ pub enum FileStoreError {
     NoObjectStore,
 }
 
+/// Where a file's bytes are, by [`FileStore::kept`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kept {
+    /// A row from before the blob store, whose bytes are in the database (always this node's to serve).
+    Bytes(Vec<u8>),
+    /// The file's row, its bytes in a blob store ([`FileStore::holder`] says which).
+    Row(FileRecord),
+    /// Deleted meanwhile.
+    Gone,
+}
+
 /// The session files' bytes and rows, behind one handle (cheap to clone).
 #[derive(Clone, Debug)]
 pub struct FileStore {
@@ -92,21 +103,31 @@ impl FileStore {
         }
     }
 
-    /// The whole of `record`'s bytes (`None`: gone meanwhile).
-    pub async fn content(&self, session: &SessionId, record: &FileRecord) -> Result<Option<Vec<u8>>, FileStoreError> {
-        if let Some((blobs, key)) = self.holder(record)? {
-            return Ok(blobs.get(key).await?.map(|b| b.to_vec()));
+    /// Where `record`'s bytes are now: the bytes a row from before the blob store keeps in the database, or
+    /// the row as it is (its bytes in a blob store), re-read when they were moved there meanwhile
+    /// ([`FileStore::relocate`] at a node's start); [`Kept::Gone`] when the file went meanwhile.
+    pub async fn kept(&self, session: &SessionId, record: &FileRecord) -> Result<Kept, FileStoreError> {
+        if record.place() != FilePlace::Database {
+            return Ok(Kept::Row(record.clone()));
         }
         if let Some(content) = self.store.file_content(session, &record.name).await? {
-            return Ok(Some(content));
+            return Ok(Kept::Bytes(content));
         }
-        // Moved into the blob store meanwhile ([`FileStore::relocate`]): read it there.
-        match self.store.get_file(session, &record.name).await? {
-            Some(now) => match self.holder(&now)? {
+        Ok(match self.store.get_file(session, &record.name).await? {
+            Some(now) if now.place() != FilePlace::Database => Kept::Row(now),
+            _ => Kept::Gone,
+        })
+    }
+
+    /// The whole of `record`'s bytes (`None`: gone meanwhile).
+    pub async fn content(&self, session: &SessionId, record: &FileRecord) -> Result<Option<Vec<u8>>, FileStoreError> {
+        match self.kept(session, record).await? {
+            Kept::Bytes(content) => Ok(Some(content)),
+            Kept::Row(now) => match self.holder(&now)? {
                 Some((blobs, key)) => Ok(blobs.get(key).await?.map(|b| b.to_vec())),
                 None => Ok(None),
             },
-            None => Ok(None),
+            Kept::Gone => Ok(None),
         }
     }
 

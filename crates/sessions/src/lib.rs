@@ -25,7 +25,7 @@ mod start;
 
 pub use config::SessionConfig;
 pub use error::SessionError;
-pub use file_store::{FileStore, FileStoreError};
+pub use file_store::{FileStore, FileStoreError, Kept};
 pub use live::{LiveTask, TaskView};
 pub use manager::{SendOutcome, SessionManager};
 pub use overview::{Activity, SessionOverview, TaskEntry};

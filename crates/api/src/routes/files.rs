@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::files::{check_name, mime_for, FileSource};
 use webpilot_core::{ApiError, ErrorCode, SessionId};
-use webpilot_sessions::FileStoreError;
+use webpilot_sessions::{FileStoreError, Kept};
 use webpilot_store::{FileData, FilePlace, FileRecord, StoreError, User};
 
 /// A file of a session's area.
@@ -151,25 +151,14 @@ pub async fn fetch(
 ) -> Result<Response, ErrorResponse> {
     let session = owned(&state, &user, &session).await?;
     valid_name(&name)?;
-    let Some(mut meta) = state.store.get_file(&session, &name).await? else {
+    let Some(meta) = state.store.get_file(&session, &name).await? else {
         return Err(ApiError::code(ErrorCode::FileNotFound).into());
     };
-    // A row from before the blob store keeps its bytes, unless they were moved into it just now (`relocate`
-    // at a node's start): then its row says where they are.
-    let mut kept = None;
-    if meta.place() == FilePlace::Database {
-        match state.store.file_content(&session, &meta.name).await? {
-            Some(content) => kept = Some(content),
-            None => {
-                meta = state
-                    .store
-                    .get_file(&session, &name)
-                    .await?
-                    .filter(|m| m.place() != FilePlace::Database)
-                    .ok_or_else(gone)?
-            }
-        }
-    }
+    let (meta, kept) = match state.manager.files().kept(&session, &meta).await.map_err(unreadable)? {
+        Kept::Bytes(content) => (meta, Some(content)),
+        Kept::Row(now) => (now, None),
+        Kept::Gone => return Err(gone().into()),
+    };
     let mime = HeaderValue::from_str(&meta.mime_type).unwrap_or(HeaderValue::from_static("application/octet-stream"));
     // The name is sent percent-encoded (RFC 6266 `filename*`), so no character of it can break the header.
     let encoded: String = url::form_urlencoded::byte_serialize(meta.name.as_bytes()).collect();
