@@ -3,22 +3,17 @@
 //! session runs between the client and the site; the proxies carry bytes and see only the `host:port`.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
+use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 use webpilot_core::egress::AllowEntry;
 use webpilot_core::proxies::{ProxyRoute, ProxyServer};
 use webpilot_egress::{DomainPolicy, EgressProxy, Upstream};
-use webpilot_testkit::{ProxyKind, TestProxy};
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl runs");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
+use webpilot_testkit::tls::{openssl, provider};
+use webpilot_testkit::{ProxyKind, TestProxy, TlsSite};
 
 /// A test CA (`ca.pem`) and a certificate for localhost signed by it (`site.pem`, `site.key`).
 fn certificates(dir: &Path) {
@@ -35,46 +30,12 @@ fn certificates(dir: &Path) {
     openssl(dir, &[&sign[..], &["-days", "2", "-extfile", "san.ext", "-out", "site.pem"][..]].concat());
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
-/// A TLS site on 127.0.0.1 that answers every request with "secure page"; returns its port.
-async fn tls_site(dir: &Path) -> u16 {
-    let certs = CertificateDer::pem_file_iter(dir.join("site.pem")).expect("pem").collect::<Result<Vec<_>, _>>();
-    let key = PrivateKeyDer::from_pem_file(dir.join("site.key")).expect("key");
-    let config = ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(certs.expect("certs"), key)
-        .expect("server config");
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        while let Ok((s, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(s).await else { return };
-                let mut buf = vec![0u8; 4096];
-                let _ = tls.read(&mut buf).await;
-                let body = "secure page";
-                let answer =
-                    format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
-                let _ = tls.write_all(answer.as_bytes()).await;
-                let _ = tls.shutdown().await;
-            });
-        }
-    });
-    port
-}
-
 #[tokio::test]
 async fn an_https_page_is_fetched_through_each_proxy_kind_inside_connect() {
     let dir = tempfile::tempdir().expect("tempdir");
     certificates(dir.path());
-    let port = tls_site(dir.path()).await;
+    let site = TlsSite::start(dir.path(), "text/plain", "secure page").await;
+    let port = site.port;
     let mut roots = RootCertStore::empty();
     roots.add(CertificateDer::from_pem_file(dir.path().join("ca.pem")).expect("ca")).expect("trust the test CA");
     let client = ClientConfig::builder_with_provider(provider())

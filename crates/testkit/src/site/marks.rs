@@ -17,6 +17,8 @@ use super::SiteState;
 
 /// A box `(left, top, width, height)` in CSS pixels.
 pub type Box4 = (u32, u32, u32, u32);
+/// A box that may start left of or above the viewport.
+pub type EdgeBox = (i32, i32, u32, u32);
 
 /// Each button: its name, colour (`RRGGBB`) and box.
 pub const BUTTONS: [(&str, &str, Box4); 3] = [
@@ -26,7 +28,7 @@ pub const BUTTONS: [(&str, &str, Box4); 3] = [
 ];
 /// With `?edges=1`: each button's name, colour and box `(left, top, width, height)`, partly out of view or in a
 /// shadow root.
-pub const EDGE_BUTTONS: [(&str, &str, (i32, i32, u32, u32)); 3] = [
+pub const EDGE_BUTTONS: [(&str, &str, EdgeBox); 3] = [
     ("Blue", "0000e0", (80, -30, 160, 60)),
     ("Green", "00b000", (420, 200, 160, 60)),
     ("Red", "e00000", (904, 330, 160, 60)),

@@ -5,23 +5,13 @@
 
 use crate::helpers::{Settings, TestApp};
 use base64::Engine;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use std::process::Command;
-use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use webpilot_testkit::{ProxyKind, TestProxy};
+use webpilot_testkit::tls::openssl;
+use webpilot_testkit::{ProxyKind, TestProxy, TlsSite};
 
 const TITLE: &str = "Secure fixture";
-
-fn openssl(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new("openssl").current_dir(dir).args(args).output().expect("openssl");
-    assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
 
 /// A self-signed certificate for localhost and 127.0.0.1 (`site.pem`, `site.key`); the base64 SHA-256 of
 /// its SubjectPublicKeyInfo.
@@ -54,45 +44,6 @@ fn certificate(dir: &Path) -> String {
     base64::engine::general_purpose::STANDARD.encode(Sha256::digest(spki))
 }
 
-/// A TLS site on 127.0.0.1 answering every request with a page titled [`TITLE`]; its port.
-async fn tls_site(dir: &Path) -> u16 {
-    let certs = CertificateDer::pem_file_iter(dir.join("site.pem")).expect("pem").collect::<Result<Vec<_>, _>>();
-    let key = PrivateKeyDer::from_pem_file(dir.join("site.key")).expect("key");
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(certs.expect("certs"), key)
-        .expect("server config");
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    tokio::spawn(async move {
-        while let Ok((s, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(s).await else { return };
-                let mut head = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tls.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let body = format!("<!doctype html><title>{TITLE}</title><p>over TLS</p>");
-                let answer = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = tls.write_all(answer.as_bytes()).await;
-                let _ = tls.shutdown().await;
-            });
-        }
-    });
-    port
-}
-
 /// The harness's settings with `extra` added to its `--egress-allow`.
 fn also_allow(mut s: Settings, extra: &str) -> Settings {
     let i = s.args.iter().position(|a| a == "--egress-allow").expect("the harness allows its site");
@@ -115,7 +66,9 @@ async fn session_through(app: &TestApp, key: &str, http: &TestProxy, socks: &Tes
 async fn an_https_page_with_a_trusted_key_is_read_through_each_proxy_kind_and_refused_untrusted() {
     let dir = tempfile::tempdir().expect("tempdir");
     let spki = certificate(dir.path());
-    let port = tls_site(dir.path()).await;
+    let body = format!("<!doctype html><title>{TITLE}</title><p>over TLS</p>");
+    let site = TlsSite::start(dir.path(), "text/html", &body).await;
+    let port = site.port;
     let http = TestProxy::start(ProxyKind::Http, "alice", "a-pass").await;
     let socks = TestProxy::start(ProxyKind::Socks5, "bob", "b-pass").await;
     let allowed =
