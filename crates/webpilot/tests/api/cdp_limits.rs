@@ -160,22 +160,31 @@ async fn neither_page_close_nor_two_close_targets_at_once_leave_the_session_with
     app.stop().await;
 }
 
+/// `each` `Target.createTarget`s sent through each of `conns` in turn, all before any answer is read; the
+/// ids of the pages made (the others were refused).
+async fn burst_of_create_targets(conns: &mut [&mut Cdp], each: usize) -> Vec<String> {
+    let mut sent = Vec::new();
+    for _ in 0..each {
+        for (which, cdp) in conns.iter_mut().enumerate() {
+            sent.push((which, cdp.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await));
+        }
+    }
+    let mut made = Vec::new();
+    for (which, id) in sent {
+        if let Ok(answer) = conns[which].answer(id, "createTarget").await {
+            made.push(answer["targetId"].as_str().expect("targetId").to_owned());
+        }
+    }
+    made
+}
+
 #[tokio::test]
 async fn a_burst_of_create_targets_stops_at_the_tab_cap() {
     let app = TestApp::spawn().await;
     let key = app.key().await;
     let (_, body) = app.session_on(&key, "/").await;
     let mut a = Cdp::connect(&url_of(&body)).await;
-    let mut ids = Vec::new();
-    for _ in 0..30 {
-        ids.push(a.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await);
-    }
-    let mut made = 0;
-    for id in ids {
-        if a.answer(id, "createTarget").await.is_ok() {
-            made += 1;
-        }
-    }
+    let made = burst_of_create_targets(&mut [&mut a], 30).await.len();
     // The session's own page and at most 7 more: the default cap of 8. (A page counts from the moment it is
     // asked for until Chromium answers, and from its discovery on: in a burst it may count twice for a
     // moment, so a few fewer than 7 may be made, never more.)
@@ -247,19 +256,7 @@ async fn bursts_from_two_connections_of_one_session_share_the_tab_cap_and_the_la
     let (mut a, mut b) = (Cdp::connect(&url_of(&body)).await, Cdp::connect(&url_of(&body)).await);
     // Both connections know the session's page before the bursts.
     assert_eq!((a.targets("page").await.len(), b.targets("page").await.len()), (1, 1));
-    let (mut from_a, mut from_b) = (Vec::new(), Vec::new());
-    for _ in 0..15 {
-        from_a.push(a.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await);
-        from_b.push(b.send_command(None, "Target.createTarget", json!({ "url": "about:blank" })).await);
-    }
-    let mut made = Vec::new();
-    for (cdp, ids) in [(&mut a, from_a), (&mut b, from_b)] {
-        for id in ids {
-            if let Ok(answer) = cdp.answer(id, "createTarget").await {
-                made.push(answer["targetId"].as_str().expect("targetId").to_owned());
-            }
-        }
-    }
+    let made = burst_of_create_targets(&mut [&mut a, &mut b], 15).await;
     // The session's own page and at most 7 more, however many connections ask at once.
     assert!((1..=7).contains(&made.len()), "{} pages made against a cap of 8 with one open", made.len());
     let pages = pages_become(&mut a, made.len() + 1).await;
