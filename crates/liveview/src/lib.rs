@@ -7,11 +7,11 @@
 
 pub mod compose;
 mod feed;
-pub mod files;
 pub mod mask;
 pub mod mjpeg;
 mod peer;
 pub mod record;
+pub mod recording_files;
 pub mod timeline;
 pub mod vp8;
 pub mod webm;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use webpilot_blobs::{BlobError, Blobs, DIR_MODE, FILE_MODE};
-use webpilot_liveview::files::{self, VIDEO_FILE};
+use webpilot_liveview::recording_files::{self, VIDEO_FILE};
 use webpilot_liveview::timeline;
 use webpilot_liveview::{record, LiveView, RecorderConfig, RecordingStats};
 use webpilot_sessions::{RecordHook, RecordedSession};
@@ -67,7 +67,7 @@ impl Recorders {
     pub async fn purge(&self, ended_before: i64) -> Result<usize, webpilot_store::StoreError> {
         let gone = self.store.purge_recordings(&self.node_id, ended_before).await?;
         for (id, in_object_store) in &gone {
-            files::remove(&self.root, self.blobs.as_ref(), id, *in_object_store).await;
+            recording_files::remove(&self.root, self.blobs.as_ref(), id, *in_object_store).await;
         }
         Ok(gone.len())
     }
@@ -97,7 +97,7 @@ impl Recorders {
         let uploaded = self.upload(session, dir).await;
         self.store.finish_recording(session, status, now_ms(), totals, uploaded).await?;
         if uploaded {
-            files::remove_folder(dir).await;
+            recording_files::remove_folder(dir).await;
         }
         Ok(())
     }
@@ -223,11 +223,11 @@ impl Recorders {
 async fn upload(blobs: &Blobs, session: &str, dir: &Path) -> Result<(), BlobError> {
     let video = dir.join(VIDEO_FILE);
     if tokio::fs::try_exists(&video).await? {
-        blobs.put_file(&files::blob(session, VIDEO_FILE), &video).await?;
+        blobs.put_file(&recording_files::blob(session, VIDEO_FILE), &video).await?;
     }
     let entries = timeline::read(dir).await?;
     let json = serde_json::to_vec(&entries).map_err(std::io::Error::other)?;
-    blobs.put(&files::blob(session, files::EVENTS_FILE), json.into()).await
+    blobs.put(&recording_files::blob(session, recording_files::EVENTS_FILE), json.into()).await
 }
 
 async fn file_size(path: &Path) -> i64 {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use tower_http::services::ServeFile;
 use webpilot_blobs::Blobs;
 use webpilot_core::{ApiError, ErrorCode};
-use webpilot_liveview::files::{self, VIDEO_FILE};
+use webpilot_liveview::recording_files::{self as stored, VIDEO_FILE};
 use webpilot_liveview::timeline::{self, Entry};
 use webpilot_store::RecordingRecord;
 
@@ -76,7 +76,7 @@ pub async fn video(state: &AppState, r: &RecordingRecord, request: Request) -> R
             Ok(served.map(Body::new))
         }
         Place::Blobs(blobs) => {
-            let name = files::blob(&r.session_id, VIDEO_FILE);
+            let name = stored::blob(&r.session_id, VIDEO_FILE);
             let webm = HeaderValue::from_static("video/webm");
             held::serve_blob(&blobs, &name, webm, request.headers(), no_video).await
         }
@@ -92,7 +92,7 @@ pub async fn events(state: &AppState, r: &RecordingRecord, request: Request) -> 
         }
         Place::Here(dir) => Ok(Timeline::Entries(timeline::read(&dir).await.map_err(unreadable)?)),
         Place::Blobs(blobs) => {
-            let stored = blobs.get(&files::blob(&r.session_id, files::EVENTS_FILE)).await.map_err(unreadable)?;
+            let stored = blobs.get(&stored::blob(&r.session_id, stored::EVENTS_FILE)).await.map_err(unreadable)?;
             let entries = match stored {
                 Some(bytes) => serde_json::from_slice(&bytes).map_err(unreadable)?,
                 None => Vec::new(),

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use webpilot_core::params::LinkRequest;
 use webpilot_core::{ApiError, ErrorCode, UserId};
-use webpilot_liveview::files;
+use webpilot_liveview::recording_files as stored;
 use webpilot_liveview::timeline::Entry;
 use webpilot_store::{RecordingRecord, RecordingStatus};
 
@@ -266,7 +266,7 @@ pub async fn remove(
     }
     state.store.delete_recording(&user.id, &r.session_id).await?;
     let blobs = state.config.blobs.as_ref();
-    files::remove(&state.config.recordings_dir, blobs, &r.session_id, r.in_object_store).await;
+    stored::remove(&state.config.recordings_dir, blobs, &r.session_id, r.in_object_store).await;
     Ok(Json(Done { success: true, message: "recording deleted" }).into_response())
 }
 

@@ -6,7 +6,7 @@ use super::queue::{QueueSender, Refused};
 use super::rules::{self, Emulated, Level, Verdict};
 use super::scope::{self, filter_allows, ClientScope};
 use super::tabs::{blank_first, SessionTabs};
-use super::RelayEnd;
+use super::{codes, RelayEnd};
 use crate::error::BrowserError;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -197,19 +197,27 @@ impl Relay {
             false => serde_json::from_str::<Value>(&text).ok(),
         };
         let Some(mut msg) = parsed else {
-            return self.reply_error(Value::Null, None, -32700, "Message must be a valid JSON").await;
+            return self.reply_error(Value::Null, None, codes::PARSE_ERROR, "Message must be a valid JSON").await;
         };
         let params = msg.get_mut("params").map(Value::take).unwrap_or_else(|| json!({}));
         let Some(id) = msg.get("id").filter(|id| id.is_u64()).cloned() else {
-            return self.reply_error(Value::Null, None, -32600, "Message must have integer 'id' property").await;
+            return self
+                .reply_error(Value::Null, None, codes::INVALID_REQUEST, "Message must have integer 'id' property")
+                .await;
         };
         let Some(method) = msg.get("method").and_then(Value::as_str) else {
-            return self.reply_error(id, None, -32600, "Message must have string 'method' property").await;
+            return self
+                .reply_error(id, None, codes::INVALID_REQUEST, "Message must have string 'method' property")
+                .await;
         };
         let session = msg.get("sessionId").and_then(Value::as_str);
         let level = match session {
             Some(s) if self.scope.sessions.contains(s) => Level::Session,
-            Some(s) => return self.reply_error(id, Some(s), -32001, "Session with given id not found.").await,
+            Some(s) => {
+                return self
+                    .reply_error(id, Some(s), codes::SESSION_NOT_FOUND, "Session with given id not found.")
+                    .await
+            }
             None => Level::Browser,
         };
         let verdict = rules::check(method, &params, level, &self.scope);
@@ -267,7 +275,7 @@ impl Relay {
             }
             Verdict::ForwardAs(m, p) => self.send_browser(m, p, Some(&target_session), Pending::Client { id, then }),
             Verdict::Answer(result) => self.reply(id, session, result).await,
-            Verdict::Refuse(why) => self.reply_error(id, session, -32000, &why).await,
+            Verdict::Refuse(why) => self.reply_error(id, session, codes::SERVER_ERROR, &why).await,
             Verdict::Emulate(e) => self.emulate(e, id, params).await,
         }
     }

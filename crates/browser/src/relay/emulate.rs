@@ -5,7 +5,7 @@
 use super::connection::{Pending, Relay, Then, Waiter};
 use super::rules::Emulated;
 use super::scope::filter_allows;
-use super::RelayEnd;
+use super::{codes, RelayEnd};
 use serde_json::{json, Value};
 
 impl Relay {
@@ -66,7 +66,7 @@ impl Relay {
                 self.end = Some(RelayEnd::ClientClosedBrowser);
             }
             // Resolved into Forward or Refuse in `on_client`.
-            Emulated::Nested => self.reply_error(id, None, -32000, "not available").await,
+            Emulated::Nested => self.reply_error(id, None, codes::SERVER_ERROR, "not available").await,
         }
     }
 

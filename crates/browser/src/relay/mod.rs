@@ -14,6 +14,18 @@ pub(crate) mod scope;
 pub(crate) mod tabs;
 mod viewport;
 
+/// The JSON-RPC error numbers the relay answers with, the ones Chromium uses for the same faults.
+pub(crate) mod codes {
+    /// The message is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// No integer `id`, or no string `method`.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// A `sessionId` the client was never given.
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// A command refused or not available (Chromium's generic server error).
+    pub const SERVER_ERROR: i64 = -32000;
+}
+
 use crate::error::BrowserError;
 use crate::process::BrowserProcess;
 use connection::Relay;
