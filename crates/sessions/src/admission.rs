@@ -141,13 +141,13 @@ impl Admission {
         balance_micros: i64,
         hold_micros: i64,
     ) -> Result<SessionSlot, SessionError> {
-        self.take(user, balance_micros, ClaimKind::Session, hold_micros).await
+        self.take(user, balance_micros, ClaimKind::Session, hold_micros).await.map(SessionSlot)
     }
 
     /// Sets a task's estimate aside from `balance_micros`; 402 `INSUFFICIENT_BALANCE` when nothing is
     /// left after the holds of `user`'s running tasks.
     pub async fn hold(self: &Arc<Self>, user: &UserId, balance_micros: i64) -> Result<Hold, SessionError> {
-        self.take(user, balance_micros, ClaimKind::Task, 0).await
+        self.take(user, balance_micros, ClaimKind::Task, 0).await.map(Hold)
     }
 }
 
@@ -161,21 +161,40 @@ enum Taken {
 }
 
 /// A user's place: an open session ([`SessionSlot`]) or a running task's hold ([`Hold`]).
-pub(crate) struct Place {
+struct Place {
     admission: Arc<Admission>,
     user: UserId,
     taken: Taken,
 }
 
-/// One open session of a user.
-pub(crate) type SessionSlot = Place;
-/// A running task's hold on its user's balance.
-pub(crate) type Hold = Place;
+/// One open session of a user, given back when dropped or [released](SessionSlot::release).
+pub(crate) struct SessionSlot(Place);
+
+impl SessionSlot {
+    /// Gives the session's place back now (it ended), so the user's next request sees it free on every node.
+    pub async fn release(&mut self) {
+        self.0.release().await
+    }
+}
+
+/// A running task's hold on its user's balance, given back when dropped or [released](Hold::release).
+pub(crate) struct Hold(Place);
+
+impl Hold {
+    /// Gives the hold back now (the task's cost was charged).
+    pub async fn release(&mut self) {
+        self.0.release().await
+    }
+
+    /// Moves the hold out, leaving this one released (it is given back by whoever holds the result).
+    pub fn take(&mut self) -> Hold {
+        Hold(self.0.take())
+    }
+}
 
 impl Place {
-    /// Gives the place back now (once the session ended, or the task's cost was charged), so the user's
-    /// next request sees it free on every node.
-    pub async fn release(&mut self) {
+    /// Gives the place back now, so the user's next request sees it free on every node.
+    async fn release(&mut self) {
         if let Some(claim) = self.give_back_locally() {
             if let Counter::Shared { store, .. } = &self.admission.counter {
                 if let Err(e) = store.release_claim(&claim).await {
@@ -187,7 +206,7 @@ impl Place {
     }
 
     /// Moves the place out, leaving this one released (it is given back by whoever holds the result).
-    pub fn take(&mut self) -> Place {
+    fn take(&mut self) -> Place {
         let taken = std::mem::replace(&mut self.taken, Taken::Released);
         Place { admission: self.admission.clone(), user: self.user.clone(), taken }
     }
