@@ -22,7 +22,8 @@ pub use sink::EventSink;
 pub use trace::TraceRecorder;
 
 use async_trait::async_trait;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use webpilot_browser::{BrowserError, PageSnapshot, SessionPage};
 use webpilot_core::params::TaskLimits;
 use webpilot_core::secrets::Secrets;
@@ -65,14 +66,13 @@ pub struct FreshSnapshot(Arc<Mutex<Option<(PageSnapshot, HoldStamp)>>>);
 
 impl FreshSnapshot {
     pub fn put(&self, snap: PageSnapshot, stamp: HoldStamp) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = Some((snap, stamp));
-        }
+        let mut slot = self.0.lock();
+        *slot = Some((snap, stamp));
     }
 
     /// The snapshot, if it is still what the page shows.
     pub fn take(&self) -> Option<PageSnapshot> {
-        let (snap, stamp) = self.0.lock().ok()?.take()?;
+        let (snap, stamp) = self.0.lock().take()?;
         stamp.unheld().then_some(snap)
     }
 

@@ -4,8 +4,9 @@
 //! secret stays `<secret:NAME>`.
 
 use crate::model::actions::Action;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// How to find an element again on a later visit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,13 +37,12 @@ pub struct TraceRecorder(Arc<Mutex<Vec<TraceStep>>>);
 
 impl TraceRecorder {
     pub fn record(&self, step: TraceStep) {
-        if let Ok(mut steps) = self.0.lock() {
-            steps.push(step);
-        }
+        let mut steps = self.0.lock();
+        steps.push(step);
     }
 
     pub fn steps(&self) -> Vec<TraceStep> {
-        self.0.lock().map(|s| s.clone()).unwrap_or_default()
+        self.0.lock().clone()
     }
 
     /// The trace as stored (JSON), or `None` when nothing was recorded.

@@ -8,10 +8,11 @@ use crate::error::ApiError;
 use crate::fields::{invalid_params, out_of_bounds};
 use crate::policy::normalize_domain;
 use crate::totp::{Algorithm, Totp, DEFAULT_PERIOD};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Most secrets one task may hold.
 pub const MAX_SECRETS: usize = 32;
@@ -270,16 +271,15 @@ impl Secrets {
     }
 
     fn remember(&self, code: String, name: &str) {
-        if let Ok(mut typed) = self.0.typed.lock() {
-            if !typed.iter().any(|(c, _)| *c == code) {
-                typed.push((code, format!("<secret:{name}>")));
-            }
+        let mut typed = self.0.typed.lock();
+        if !typed.iter().any(|(c, _)| *c == code) {
+            typed.push((code, format!("<secret:{name}>")));
         }
     }
 
     /// The one-time codes typed so far.
     fn typed(&self) -> Vec<(String, String)> {
-        self.0.typed.lock().map(|t| t.clone()).unwrap_or_default()
+        self.0.typed.lock().clone()
     }
 
     /// `text` with every secret value (as typed, and as a URL would carry it), TOTP seed and one-time code

@@ -4,8 +4,9 @@
 
 use crate::failure::EgressFailure;
 use crate::upstream::Routes;
+use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use webpilot_core::egress::DenyReason;
 use webpilot_core::policy::{is_blocked, url_host};
 
@@ -65,29 +66,27 @@ impl DomainPolicy {
 
     /// Replaces the list (already normalised host names).
     pub fn set(&self, avoid: Vec<String>) {
-        if let Ok(mut guard) = self.inner.avoid.write() {
-            *guard = avoid;
-        }
+        let mut guard = self.inner.avoid.write();
+        *guard = avoid;
     }
 
     /// Sets the session's upstream proxies (before its first navigation).
     pub fn set_routes(&self, routes: Routes) {
-        if let Ok(mut guard) = self.inner.routes.write() {
-            *guard = routes;
-        }
+        let mut guard = self.inner.routes.write();
+        *guard = routes;
     }
 
     /// The session's upstream proxies.
     pub fn routes(&self) -> Routes {
-        self.inner.routes.read().map(|g| g.clone()).unwrap_or_default()
+        self.inner.routes.read().clone()
     }
 
     pub fn domains(&self) -> Vec<String> {
-        self.inner.avoid.read().map(|g| g.clone()).unwrap_or_default()
+        self.inner.avoid.read().clone()
     }
 
     pub fn blocks_host(&self, host: &str) -> bool {
-        self.inner.avoid.read().map(|g| is_blocked(host, &g)).unwrap_or(true)
+        is_blocked(host, &self.inner.avoid.read())
     }
 
     pub fn blocks_url(&self, url: &str) -> bool {
@@ -101,34 +100,33 @@ impl DomainPolicy {
 
     /// Records a destination the egress proxy did not connect to (`host` canonical).
     pub fn record_failure(&self, host: &str, port: u16, failure: EgressFailure) {
-        if let Ok(mut log) = self.inner.log.lock() {
-            log.count += 1;
-            if matches!(failure, EgressFailure::Denied(_)) {
-                log.denied += 1;
-            }
-            if log.kept.len() == KEPT_FAILURES {
-                log.kept.pop_front();
-            }
-            let seq = log.count;
-            log.kept.push_back(Failure { seq, host: host.to_owned(), port, failure });
+        let mut log = self.inner.log.lock();
+        log.count += 1;
+        if matches!(failure, EgressFailure::Denied(_)) {
+            log.denied += 1;
         }
+        if log.kept.len() == KEPT_FAILURES {
+            log.kept.pop_front();
+        }
+        let seq = log.count;
+        log.kept.push_back(Failure { seq, host: host.to_owned(), port, failure });
     }
 
     /// Connections refused by the policy so far.
     pub fn denied_count(&self) -> u64 {
-        self.inner.log.lock().map(|g| g.denied).unwrap_or(0)
+        self.inner.log.lock().denied
     }
 
     /// Failures of any kind so far: the mark for [`failure_since`](Self::failure_since).
     pub fn failure_count(&self) -> u64 {
-        self.inner.log.lock().map(|g| g.count).unwrap_or(0)
+        self.inner.log.lock().count
     }
 
     /// The first failure after `since` (a [`failure_count`](Self::failure_count) taken earlier) of
     /// `host:port`.
     pub fn failure_since(&self, since: u64, host: &str, port: u16) -> Option<Failure> {
         let host = webpilot_core::policy::canonical_host(host)?;
-        let log = self.inner.log.lock().ok()?;
+        let log = self.inner.log.lock();
         log.kept.iter().find(|f| f.seq > since && f.host == host && f.port == port).cloned()
     }
 
@@ -142,7 +140,7 @@ impl DomainPolicy {
     /// `host:port`.
     pub fn denial_since(&self, since: u64, host: &str, port: u16) -> Option<Denial> {
         let host = webpilot_core::policy::canonical_host(host)?;
-        let log = self.inner.log.lock().ok()?;
+        let log = self.inner.log.lock();
         log.kept.iter().find_map(|f| match &f.failure {
             EgressFailure::Denied(reason) if f.seq > since && f.host == host && f.port == port => {
                 Some(Denial { seq: f.seq, host: f.host.clone(), port, reason: reason.clone() })

@@ -8,9 +8,10 @@ use crate::compose::{compose_rgb, draw_band, encode_jpeg, BandInfo};
 use crate::vp8::rgb_to_i420;
 use bytes::Bytes;
 use image::RgbImage;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -139,7 +140,7 @@ impl LiveView {
 
     /// The feed of `session`, started now unless someone already watches it; its band masks `secrets`.
     pub fn watch(&self, session: &str, pages: watch::Receiver<SessionPage>, secrets: BandSecrets) -> Arc<Feed> {
-        let mut feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        let mut feeds = self.feeds.lock();
         feeds.retain(|_, f| f.strong_count() > 0);
         if let Some(feed) = feeds.get(session).and_then(Weak::upgrade) {
             return feed;
@@ -156,7 +157,7 @@ impl LiveView {
 
     /// How many sessions are being watched (screencasting) now.
     pub fn active_feeds(&self) -> usize {
-        let feeds = self.feeds.lock().unwrap_or_else(|p| p.into_inner());
+        let feeds = self.feeds.lock();
         feeds.values().filter(|f| f.strong_count() > 0).count()
     }
 }

@@ -7,9 +7,10 @@
 
 use crate::feed::Feed;
 use crate::peer::PeerLoop;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Once};
 use std::time::Instant;
 use str0m::change::SdpOffer;
 use str0m::{Candidate, RtcConfig};
@@ -70,7 +71,7 @@ struct Deregister {
 
 impl Drop for Deregister {
     fn drop(&mut self) {
-        self.peers.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.resource);
+        self.peers.lock().remove(&self.resource);
         tracing::debug!("a WebRTC viewer ended");
     }
 }
@@ -108,7 +109,7 @@ impl WhepViewers {
         offer: &str,
     ) -> Result<WhepAnswer, WhepError> {
         install_crypto();
-        self.room(&self.peers.lock().unwrap_or_else(|p| p.into_inner()), session, scope)?;
+        self.room(&self.peers.lock(), session, scope)?;
         let parsed = SdpOffer::from_sdp_string(offer).map_err(|e| WhepError::BadOffer(e.to_string()))?;
         if !offer.lines().any(|l| l.starts_with("m=video")) {
             return Err(WhepError::NoVideo);
@@ -120,7 +121,7 @@ impl WhepViewers {
         rtc.add_local_candidate(candidate);
         let answer = rtc.sdp_api().accept_offer(parsed).map_err(|e| WhepError::Rtc(e.to_string()))?;
         let resource = random_id();
-        let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut peers = self.peers.lock();
         // Checked again under the lock that inserts: offers made at once cannot both take the last place.
         self.room(&peers, session, scope)?;
         let guard = Deregister { peers: self.peers.clone(), resource: resource.clone() };
@@ -136,7 +137,7 @@ impl WhepViewers {
 
     /// Ends the viewer `resource` of `session`; false when there is no such viewer.
     pub fn end(&self, session: &str, resource: &str) -> bool {
-        let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut peers = self.peers.lock();
         match peers.get(resource) {
             Some(peer) if peer.session == session => {
                 if let Some(peer) = peers.remove(resource) {
@@ -150,7 +151,7 @@ impl WhepViewers {
 
     /// How many WebRTC viewers (each with its encoder) are running now.
     pub fn active(&self) -> usize {
-        self.peers.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.peers.lock().len()
     }
 }
 

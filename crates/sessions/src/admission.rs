@@ -8,9 +8,10 @@
 //! crash as a phantom debit (a restarting or lost node's claims are dropped with its work).
 
 use crate::error::SessionError;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use webpilot_core::{ErrorCode, UserId};
 use webpilot_store::{ClaimKind, ClaimLimits, ClaimRefusal, Store};
@@ -51,7 +52,7 @@ impl Admission {
     }
 
     fn with_load<T>(map: &Mutex<HashMap<UserId, Load>>, user: &UserId, f: impl FnOnce(&mut Load) -> T) -> T {
-        let mut map = map.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut map = map.lock();
         let load = map.entry(user.clone()).or_default();
         let out = f(load);
         if load.sessions == 0 && load.held_micros == 0 {
@@ -356,7 +357,7 @@ mod tests {
     fn flaky(failures: usize, times: &Arc<Mutex<Vec<u64>>>) -> impl FnMut() -> std::future::Ready<Result<(), String>> {
         let (start, times) = (tokio::time::Instant::now(), times.clone());
         move || {
-            let mut times = times.lock().expect("times");
+            let mut times = times.lock();
             times.push(start.elapsed().as_secs());
             let fails = times.len() <= failures;
             std::future::ready(if fails { Err("database away".into()) } else { Ok(()) })
@@ -368,7 +369,7 @@ mod tests {
         let times = Arc::new(Mutex::new(Vec::new()));
         let start = tokio::time::Instant::now();
         assert!(retry(RELEASE_EVERY, RELEASE_ATTEMPTS, flaky(2, &times)).await);
-        assert_eq!(*times.lock().expect("times"), [0, 1, 2], "tried at once, then every second");
+        assert_eq!(*times.lock(), [0, 1, 2], "tried at once, then every second");
         assert_eq!(start.elapsed(), Duration::from_secs(2), "given back on the third try, not later");
     }
 
@@ -377,7 +378,7 @@ mod tests {
         let times = Arc::new(Mutex::new(Vec::new()));
         let start = tokio::time::Instant::now();
         assert!(!retry(RELEASE_EVERY, RELEASE_ATTEMPTS, flaky(usize::MAX, &times)).await);
-        let times = times.lock().expect("times");
+        let times = times.lock();
         assert_eq!(times.len(), 600);
         assert_eq!(times.last(), Some(&599));
         assert_eq!(start.elapsed(), Duration::from_secs(599), "no wait after the last try");

@@ -2,7 +2,8 @@
 //! of a task a poll returns, whether it is live or stored.
 
 use chrono::{DateTime, Utc};
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use tokio::sync::watch;
 use webpilot_agent::{TaskControl, TraceRecorder, UsageMeter};
 use webpilot_core::events::{Guardrail, ResultData};
@@ -56,9 +57,8 @@ impl LiveTask {
 
     /// Keeps the task's final view for polls until its outcome is stored.
     pub fn keep_final_view(&self, view: TaskView) {
-        if let Ok(mut slot) = self.final_view.lock() {
-            *slot = Some(view);
-        }
+        let mut slot = self.final_view.lock();
+        *slot = Some(view);
     }
 
     pub fn mark_done(&self) {
@@ -79,7 +79,7 @@ impl LiveTask {
 
     /// The poll view while running.
     pub fn view(&self) -> TaskView {
-        if let Some(v) = self.final_view.lock().ok().and_then(|v| v.clone()) {
+        if let Some(v) = self.final_view.lock().clone() {
             return v;
         }
         match self.control.pending_guardrail() {

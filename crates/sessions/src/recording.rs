@@ -2,7 +2,8 @@
 //! (`--record-sessions`), and then only while its user's recordings take less than their quota, and its
 //! files and recordings less than the storage quota.
 
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use tokio::sync::{broadcast, watch};
 use webpilot_browser::SessionPage;
 use webpilot_core::events::SessionEvent;
@@ -37,23 +38,23 @@ pub(crate) struct Hooks {
 
 impl Hooks {
     pub fn add_event_hook(&self, hook: EventHook) {
-        self.events.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+        self.events.lock().push(hook);
     }
 
     pub fn add_record_hook(&self, hook: RecordHook) {
-        self.records.lock().unwrap_or_else(|p| p.into_inner()).push(hook);
+        self.records.lock().push(hook);
     }
 
     /// Gives every event hook the events of new session `id`, from its first.
     pub fn opened(&self, id: &SessionId, subscribe: impl Fn() -> broadcast::Receiver<SessionEvent>) {
-        for hook in self.events.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for hook in self.events.lock().iter() {
             hook(id, subscribe());
         }
     }
 
     /// Gives every record hook the new session `make` describes.
     pub fn record(&self, make: impl Fn() -> RecordedSession) {
-        for hook in self.records.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        for hook in self.records.lock().iter() {
             hook(make());
         }
     }

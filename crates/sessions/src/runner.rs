@@ -83,11 +83,7 @@ pub(crate) fn spawn(
                     ctx.control.act(ctx.page.goto(url)).await?;
                     ctx.events.action("navigate", serde_json::json!({ "url": url }));
                 }
-                let cache_use = |used: CacheUse| {
-                    if let Ok(mut slot) = report_to.cache.lock() {
-                        *slot = uses_model.then_some(used.as_str());
-                    }
-                };
+                let cache_use = |used: CacheUse| *report_to.cache.lock() = uses_model.then_some(used.as_str());
                 match (replay, cache) {
                     (None, Some(cache)) => {
                         let (result, used) = webpilot_agent::cache::run(&*agent, agent_task, &ctx, &*cache).await;
@@ -101,9 +97,7 @@ pub(crate) fn spawn(
                     (Some(source), _) => {
                         cache_use(CacheUse::Off);
                         let (result, report) = webpilot_agent::replay::run(&*agent, agent_task, &ctx, source).await;
-                        if let Ok(mut slot) = report_to.replay.lock() {
-                            *slot = Some(report.to_json());
-                        }
+                        *report_to.replay.lock() = Some(report.to_json());
                         result
                     }
                 }
@@ -212,14 +206,14 @@ pub(crate) async fn finish(
 ) -> Option<PendingOutcome> {
     let usage = live.meter.snapshot();
     let cost = usage.cost_micros(prices);
-    let replay = live.replay.lock().ok().and_then(|r| r.as_ref().map(|v| v.to_string()));
+    let replay = live.replay.lock().as_ref().map(|v| v.to_string());
     let trace = live.trace.to_json();
     if trace.is_some() || replay.is_some() {
         if let Err(e) = store.set_task_trace(&live.id, trace.as_deref(), replay.as_deref()).await {
             tracing::warn!(task = %live.id, error = %e, "storing a task's trace failed; it cannot be replayed");
         }
     }
-    let cache = live.cache.lock().ok().and_then(|c| *c);
+    let cache = *live.cache.lock();
     if let Some(used) = cache {
         if let Err(e) = store.set_task_cache(&live.id, used).await {
             tracing::warn!(task = %live.id, error = %e, "storing a task's cache use failed");

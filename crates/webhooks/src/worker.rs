@@ -9,8 +9,9 @@
 use crate::schedule::RetrySchedule;
 use crate::sign::signature_headers;
 use crate::target::check_url;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use webpilot_core::egress::AllowEntry;
@@ -102,7 +103,7 @@ struct Slots(Mutex<HashMap<String, Arc<Semaphore>>>);
 
 impl Slots {
     fn try_take(&self, key: &str, size: usize) -> Option<OwnedSemaphorePermit> {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self.0.lock();
         // Idle keys are forgotten, so the map holds only endpoints and users with deliveries in flight.
         map.retain(|_, s| s.available_permits() < size.max(1));
         let slot = map.entry(key.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(size.max(1))));

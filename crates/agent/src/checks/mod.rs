@@ -9,9 +9,10 @@ mod solver;
 pub use solver::{SolveRequest, Solver, SolverError};
 
 use crate::{AgentContext, AgentError};
+use parking_lot::Mutex;
 use serde_json::json;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use webpilot_core::challenge::{detect, Challenge, ChallengeKind};
 
 /// The service's human-check settings (the solver, if any); one per service.
@@ -41,13 +42,12 @@ pub struct TaskChecks {
 
 impl TaskChecks {
     fn was_passed(&self, key: &(ChallengeKind, String)) -> bool {
-        self.passed.lock().map(|p| p.contains(key)).unwrap_or(false)
+        self.passed.lock().contains(key)
     }
 
     fn mark_passed(&self, key: (ChallengeKind, String)) {
-        if let Ok(mut p) = self.passed.lock() {
-            p.insert(key);
-        }
+        let mut p = self.passed.lock();
+        p.insert(key);
     }
 }
 

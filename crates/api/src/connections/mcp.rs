@@ -4,9 +4,10 @@
 //! A place is reserved before an `initialize` reaches rmcp and kept by the session it made; the
 //! session's end (DELETE, idle expiry, shutdown) gives it back.
 
+use parking_lot::{Mutex, MutexGuard};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use webpilot_core::UserId;
 
 /// Bounds on live MCP sessions (`--max-mcp-sessions-per-user`, `--max-mcp-sessions`,
@@ -89,7 +90,7 @@ impl Registry {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner.lock()
     }
 
     /// Reserves a place for a new session of `user`, or says which cap is reached.

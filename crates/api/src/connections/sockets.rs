@@ -2,9 +2,9 @@
 //! them at shutdown, and the key of the sessions' socket capabilities. The channel (`socket/`) owns it.
 
 use crate::capability::SocketKey;
+use parking_lot::Mutex;
 use socketioxide::SocketIo;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use tokio::task::AbortHandle;
 
 /// The connected sockets (for `GET /start/active-sockets`), each with the task forwarding its
@@ -33,8 +33,7 @@ impl SocketRegistry {
 
     /// Public ids of the connected sockets, sorted. They are not the Socket.IO or Engine.IO ids.
     pub fn ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> =
-            self.sockets.lock().map(|m| m.values().map(|e| e.public_id.clone()).collect()).unwrap_or_default();
+        let mut ids: Vec<String> = self.sockets.lock().values().map(|e| e.public_id.clone()).collect();
         ids.sort();
         ids
     }
@@ -46,13 +45,12 @@ impl SocketRegistry {
 
     pub(crate) fn add(&self, id: String, session_id: String, forwarder: AbortHandle) {
         let public_id = format!("sock_{}", uuid::Uuid::new_v4().simple());
-        if let Ok(mut m) = self.sockets.lock() {
-            m.insert(id, Entry { public_id, session_id, forwarder });
-        }
+        let mut m = self.sockets.lock();
+        m.insert(id, Entry { public_id, session_id, forwarder });
     }
 
     pub(crate) fn remove(&self, id: &str) {
-        if let Some(entry) = self.sockets.lock().ok().and_then(|mut m| m.remove(id)) {
+        if let Some(entry) = self.sockets.lock().remove(id) {
             entry.forwarder.abort();
             tracing::debug!(session = %entry.session_id, "socket forgotten");
         }
@@ -60,9 +58,8 @@ impl SocketRegistry {
 
     /// The Socket.IO handle of the channel, kept to close every socket at shutdown.
     pub(crate) fn serve_with(&self, io: SocketIo) {
-        if let Ok(mut slot) = self.io.lock() {
-            *slot = Some(io);
-        }
+        let mut slot = self.io.lock();
+        *slot = Some(io);
     }
 
     /// Whether `token` is the socket capability of session `session_id`.
@@ -72,7 +69,7 @@ impl SocketRegistry {
 
     /// Disconnects every socket (graceful shutdown); the channel accepts no one afterwards.
     pub async fn close(&self) {
-        let io = self.io.lock().ok().and_then(|mut g| g.take());
+        let io = self.io.lock().take();
         if let Some(io) = io {
             io.close().await;
         }

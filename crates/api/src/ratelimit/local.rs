@@ -1,8 +1,8 @@
 //! The in-process sliding window: the whole rate limit on a node without Redis, and the fallback of a
 //! node whose Redis is unavailable.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use webpilot_core::UserId;
 
@@ -25,10 +25,7 @@ impl LocalWindow {
     }
 
     fn hit_at(&self, user: &UserId, now: Instant) -> RateDecision {
-        let mut map = match self.hits.lock() {
-            Ok(m) => m,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut map = self.hits.lock();
         let q = map.entry(user.clone()).or_default();
         while q.front().is_some_and(|t| now.duration_since(*t) >= self.window) {
             q.pop_front();
@@ -45,9 +42,8 @@ impl LocalWindow {
     /// Drops users with no request in the window (called now and then to bound memory).
     pub fn prune(&self) {
         let now = Instant::now();
-        if let Ok(mut map) = self.hits.lock() {
-            map.retain(|_, q| q.back().is_some_and(|t| now.duration_since(*t) < self.window));
-        }
+        let mut map = self.hits.lock();
+        map.retain(|_, q| q.back().is_some_and(|t| now.duration_since(*t) < self.window));
     }
 }
 

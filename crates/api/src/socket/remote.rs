@@ -6,9 +6,10 @@
 use super::on_message;
 use crate::state::AppState;
 use futures::Stream;
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use webpilot_cluster::WireEvent;
 use webpilot_core::{ApiError, ErrorCode};
 
@@ -29,7 +30,7 @@ pub(super) struct Subscribed(Arc<Mutex<Option<EventStream>>>);
 
 impl Subscribed {
     pub(super) fn take(&self) -> Option<EventStream> {
-        self.0.lock().ok()?.take()
+        self.0.lock().take()
     }
 }
 

@@ -9,8 +9,9 @@ use crate::live::LiveTask;
 use crate::profiles::SessionProfile;
 use crate::runner::TaskStart;
 use chrono::{DateTime, Utc};
+use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -279,7 +280,7 @@ pub(crate) struct Registry {
 impl Registry {
     /// A poisoned lock is recovered: every write below is one map operation, never left half-done.
     fn lock(&self) -> MutexGuard<'_, HashMap<SessionId, (UserId, SessionHandle)>> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner())
+        self.map.lock()
     }
 
     pub fn insert(&self, id: SessionId, owner: UserId, handle: SessionHandle) {
@@ -323,7 +324,7 @@ pub(crate) struct LiveTasks {
 
 impl LiveTasks {
     fn lock(&self) -> MutexGuard<'_, HashMap<TaskId, Arc<LiveTask>>> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner())
+        self.map.lock()
     }
 
     pub fn insert(&self, live: Arc<LiveTask>) {
