@@ -15,8 +15,12 @@ pub use interaction::{Interaction, MAX_TYPE_TEXT_CHARS, NAMED_KEYS};
 use serde_json::Value;
 
 mod bodies;
+pub(crate) mod decl;
 mod interaction;
 mod schema;
+
+use decl::{BodyGroup, Named};
+pub(crate) use schema::GeolocationOption;
 
 /// Default and maximum session / task duration (ms).
 pub const MAX_DURATION_MS: u64 = 300_000;
@@ -66,11 +70,7 @@ pub enum CacheMode {
 impl CacheMode {
     /// `"auto"` or `"off"`; anything else is 400 `INVALID_PARAMS`.
     pub fn parse(raw: &str) -> Result<Self, ApiError> {
-        match raw {
-            "auto" => Ok(CacheMode::Auto),
-            "off" => Ok(CacheMode::Off),
-            other => Err(invalid_params(format!("cache {other:?} is not one of \"auto\", \"off\""))),
-        }
+        Self::named(raw).ok_or_else(|| invalid_params(format!("cache {raw:?} is not one of {}", Self::quoted_names())))
     }
 }
 
@@ -110,39 +110,9 @@ pub struct TaskLimitsPatch {
 }
 
 impl TaskLimitsPatch {
-    /// Reads the optional limit fields of `f` (a bad one is its 400, in this order of fields).
+    /// Reads the optional limit fields of `f` (a bad one is its 400, in [`schema::TaskOptions`]' order).
     fn read(f: &Fields<'_>) -> Result<Self, ApiError> {
-        let starting_url = match f.opt_str("startingUrl")? {
-            None => None,
-            Some(u) if u.trim().is_empty() => Some(None),
-            Some(u) => Some(Some(parse_starting_url(u)?)),
-        };
-        let avoid_domains = match f.opt_str_array("avoidDomains")? {
-            None => None,
-            Some(list) => Some(parse_avoid_domains(&list)?),
-        };
-        let secrets = f.get("secrets").map(Secrets::parse).transpose()?;
-        let output_schema = f.get("outputSchema").map(OutputSchema::parse).transpose()?;
-        let replay_of = match f.opt_str("replayOf")?.map(str::trim) {
-            None => None,
-            Some(id) if id.is_empty() || id.len() > 100 => {
-                return Err(out_of_bounds("replayOf must be the taskId of an earlier task"))
-            }
-            Some(id) => Some(id.to_owned()),
-        };
-        let cache = f.opt_str("cache")?.map(CacheMode::parse).transpose()?;
-        Ok(TaskLimitsPatch {
-            cache,
-            max_duration_ms: f.opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?,
-            max_input_tokens: f.opt_u64_in("maxInputTokens", MIN_INPUT_TOKENS, MAX_INPUT_TOKENS)?,
-            max_output_tokens: f.opt_u64_in("maxOutputTokens", MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)?,
-            starting_url,
-            avoid_domains,
-            secrets,
-            output_schema,
-            replay_of,
-            vision: VisionMode::read(f)?,
-        })
+        schema::TaskOptions::read(f).map(Self::from)
     }
 
     /// The limits this patch gives, the rest from `base`: its secrets are added to the base's, while
@@ -163,14 +133,24 @@ impl TaskLimitsPatch {
     }
 }
 
-impl TaskLimits {
-    /// Reads the optional limit fields of `f`, each defaulting to the value in `base`.
-    fn read(f: &Fields<'_>, base: &TaskLimits) -> Result<Self, ApiError> {
-        Ok(TaskLimitsPatch::read(f)?.over(base))
+impl From<schema::TaskOptions> for TaskLimitsPatch {
+    fn from(o: schema::TaskOptions) -> Self {
+        TaskLimitsPatch {
+            max_duration_ms: o.max_duration.map(|d| d.0),
+            max_input_tokens: o.max_input_tokens.map(|t| t.0),
+            max_output_tokens: o.max_output_tokens.map(|t| t.0),
+            starting_url: o.starting_url.map(|u| u.0),
+            avoid_domains: o.avoid_domains.map(|d| d.0),
+            secrets: o.secrets,
+            output_schema: o.output_schema,
+            replay_of: o.replay_of.map(|r| r.0),
+            vision: o.vision,
+            cache: o.cache,
+        }
     }
 }
 
-fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
+pub(crate) fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
     let raw = raw.trim();
     if raw.len() > MAX_URL_LEN {
         return Err(out_of_bounds(format!("startingUrl must be at most {MAX_URL_LEN} characters")));
@@ -182,7 +162,7 @@ fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
     }
 }
 
-fn parse_avoid_domains(list: &[&str]) -> Result<Vec<String>, ApiError> {
+pub(crate) fn parse_avoid_domains(list: &[&str]) -> Result<Vec<String>, ApiError> {
     if list.len() > MAX_AVOID_DOMAINS {
         return Err(out_of_bounds(format!("avoidDomains may hold at most {MAX_AVOID_DOMAINS} entries")));
     }
@@ -242,40 +222,56 @@ pub enum SessionOrigin {
 impl SessionParams {
     pub fn parse(body: &Value, origin: SessionOrigin) -> Result<Self, ApiError> {
         let f = Fields::of(body, "request body")?;
-        let task_details = match (f.opt_str("taskDetails")?, origin) {
-            (None, SessionOrigin::RunTask) => return Err(missing("taskDetails is required")),
-            (None, SessionOrigin::StartSession) => None,
-            (Some(s), SessionOrigin::StartSession) if s.trim().is_empty() => None,
-            (Some(s), _) => Some(parse_task_details(s)?),
-        };
-        if let Some(mode) = f.opt_str("mode")? {
-            if mode != "default" {
-                return Err(out_of_bounds("mode must be \"default\" (the only supported mode)"));
+        Ok(match origin {
+            SessionOrigin::StartSession => {
+                let b = schema::StartSessionRequest::read(&f)?;
+                let terminate = b.terminate_on_completion.unwrap_or(false);
+                let task_details = b.task_details.map(|t| t.0);
+                Self::of(task_details, terminate, b.recording, b.limits, b.profile, b.identity)
             }
-        }
-        let terminate = f.opt_bool("terminateOnCompletion")?.unwrap_or(false);
-        let recording = f.opt_bool("recording")?;
-        let limits = TaskLimits::read(&f, &TaskLimits::default())?;
-        let profile = f.opt_str("profile")?.map(str::to_owned);
-        if let Some(name) = &profile {
-            crate::profile::check_profile_name(name).map_err(|e| invalid_params(format!("profile: {e}")))?;
-        }
-        let persist_profile = f.opt_bool("persistProfile")?.unwrap_or(false);
-        if persist_profile && profile.is_none() {
-            return Err(missing("persistProfile needs a profile name (profile)"));
-        }
-        let proxies = crate::proxies::parse_proxies(f.get("proxies"))?;
-        Ok(SessionParams {
-            proxies,
-            task_details,
-            limits,
-            terminate_on_completion: origin == SessionOrigin::RunTask || terminate,
-            recording,
-            profile,
-            persist_profile,
-            identity: crate::identity::Identity::read(&f)?,
+            SessionOrigin::RunTask => {
+                let b = schema::RunTaskRequest::read(&f)?;
+                Self::of(Some(b.task_details.0), true, b.recording, b.limits, b.profile, b.identity)
+            }
         })
     }
+
+    fn of(
+        task_details: Option<String>,
+        terminate_on_completion: bool,
+        recording: Option<bool>,
+        limits: schema::TaskOptions,
+        profile: schema::ProfileOptions,
+        identity: schema::IdentityOptions,
+    ) -> Self {
+        SessionParams {
+            task_details,
+            limits: TaskLimitsPatch::from(limits).over(&TaskLimits::default()),
+            terminate_on_completion,
+            recording,
+            persist_profile: profile.persist_profile.unwrap_or(false),
+            profile: profile.profile.map(|p| p.0),
+            identity: identity.into(),
+            proxies: profile.proxies.map(|p| p.0).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<schema::IdentityOptions> for crate::identity::Identity {
+    fn from(o: schema::IdentityOptions) -> Self {
+        crate::identity::Identity {
+            locale: o.locale.map(|l| l.0),
+            timezone: o.timezone.map(|t| t.0),
+            user_agent: o.user_agent.map(|u| u.0),
+            geolocation: o.geolocation,
+        }
+    }
+}
+
+/// The identity fields of `body` (the identity module's tests).
+#[cfg(test)]
+pub(crate) fn read_identity(body: &Value) -> Result<crate::identity::Identity, ApiError> {
+    schema::IdentityOptions::read(&Fields::of(body, "request body")?).map(Into::into)
 }
 
 /// A `newTask` message: its text and the limits it gives; [`NewTaskMessage::with_defaults`] fills in the

@@ -176,3 +176,51 @@ fn a_new_tasks_limits_are_laid_over_the_sessions() {
     names.sort();
     assert_eq!(names, ["otp", "pw"], "the task's secrets are added to the session's");
 }
+
+/// The fields of `body` in the order they are checked: each answer names the first bad field left.
+pub(super) fn check_order(mut body: Value, read: impl Fn(&Value) -> Result<(), ApiError>) -> Vec<String> {
+    let mut order = Vec::new();
+    while let Err(e) = read(&body) {
+        let field = e.message.split([' ', ':', '[', '.']).next().unwrap_or_default().to_owned();
+        assert!(body.as_object_mut().and_then(|b| b.remove(&field)).is_some(), "{e:?} names no field left");
+        order.push(field);
+    }
+    order
+}
+
+#[test]
+fn session_fields_are_checked_in_their_order() {
+    let names = [
+        "taskDetails",
+        "mode",
+        "terminateOnCompletion",
+        "recording",
+        "startingUrl",
+        "avoidDomains",
+        "secrets",
+        "outputSchema",
+        "replayOf",
+        "cache",
+        "maxDuration",
+        "maxInputTokens",
+        "maxOutputTokens",
+        "vision",
+        "profile",
+        "persistProfile",
+        "proxies",
+        "locale",
+        "timezone",
+        "userAgent",
+        "geolocation",
+    ];
+    let all_bad: Value = names.iter().map(|n| (n.to_string(), json!([[]]))).collect::<serde_json::Map<_, _>>().into();
+    for origin in [SessionOrigin::StartSession, SessionOrigin::RunTask] {
+        let mut body = all_bad.clone();
+        if origin == SessionOrigin::RunTask {
+            body["taskDetails"] = json!("a task");
+        }
+        let order = check_order(body, |b| SessionParams::parse(b, origin).map(|_| ()));
+        let expected = names.iter().filter(|n| origin == SessionOrigin::StartSession || **n != "taskDetails");
+        assert_eq!(order, expected.copied().collect::<Vec<_>>(), "{origin:?}");
+    }
+}

@@ -1,6 +1,9 @@
 //! The wire shape of send-message and of its four messages, selected by `actionType`, and of the
 //! interactions an `interaction` message (or the live view's take-over) carries, selected by `type`.
 
+// Never built: each type describes a message its validator reads from JSON, for the schema derive alone.
+#![allow(dead_code)]
+
 use super::SessionOptions;
 use utoipa::ToSchema;
 

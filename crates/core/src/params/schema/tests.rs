@@ -21,11 +21,16 @@ fn documented<T: ToSchema>() -> (Value, Map<String, Value>) {
 
 /// The property names of `schema`, through `allOf` and `$ref`.
 fn properties(schema: &Value, components: &Map<String, Value>) -> Vec<String> {
+    property_schemas(schema, components).into_iter().map(|(name, _)| name).collect()
+}
+
+/// The properties of `schema` with their schemas, through `allOf` and `$ref`.
+fn property_schemas(schema: &Value, components: &Map<String, Value>) -> Vec<(String, Value)> {
     if let Some(name) = schema["$ref"].as_str().and_then(|r| r.strip_prefix("#/components/schemas/")) {
-        return properties(&components[name], components);
+        return property_schemas(&components[name], components);
     }
-    let own = schema["properties"].as_object().into_iter().flat_map(|p| p.keys().cloned());
-    let parts = schema["allOf"].as_array().into_iter().flatten().flat_map(|s| properties(s, components));
+    let own = schema["properties"].as_object().into_iter().flatten().map(|(k, v)| (k.clone(), v.clone()));
+    let parts = schema["allOf"].as_array().into_iter().flatten().flat_map(|s| property_schemas(s, components));
     own.chain(parts).collect()
 }
 
@@ -51,4 +56,84 @@ fn every_documented_property_is_read_by_the_validator() {
     each_property_is_read::<SendMessage>(json!({"sessionId": "s", "message": {"actionType": "state"}}));
     let chat = json!({"model": crate::chat::CHAT_MODEL, "messages": [{"role": "user", "content": "a task"}]});
     each_property_is_read::<ChatRequest>(chat);
+}
+
+/// A value of a field, `n` long.
+type MakeValue = fn(usize) -> Value;
+
+/// `body` with `name` set to `value` is accepted (`ok`), or refused naming `name`.
+fn check<T: RequestBody + ToSchema>(valid: &Value, name: &str, value: Value, ok: bool) {
+    let mut body = valid.clone();
+    body[name] = value.clone();
+    match (T::from_json(&body), ok) {
+        (Ok(_), true) => {}
+        (Err(e), false) => assert!(e.message.contains(name), "{}: {name} = {value} refused as {e:?}", T::name()),
+        (Ok(_), false) => panic!("{}: {name} = {value} is beyond its documented bound but accepted", T::name()),
+        (Err(e), true) => panic!("{}: {name} = {value} is within its documented bound but refused: {e:?}", T::name()),
+    }
+}
+
+/// Each bound a body documents is the one its validator checks: an integer's `minimum` and `maximum` are
+/// accepted and one beyond either refused, and so is a text's `maxLength` and a list's `maxItems` (for the
+/// fields a value of any length can be made for; timezone's is the IANA table's longest name, no check).
+fn documented_bounds_are_checked<T: RequestBody + ToSchema>(valid: Value) -> usize {
+    let (schema, components) = documented::<T>();
+    let lengths: [(&str, MakeValue); 6] = [
+        ("taskDetails", |n| json!("a".repeat(n))),
+        ("startingUrl", |n| json!(format!("https://e.com/{}", "a".repeat(n - 14)))),
+        ("profile", |n| json!("p".repeat(n))),
+        ("userAgent", |n| json!("u".repeat(n))),
+        ("avoidDomains", |n| json!((0..n).map(|i| format!("d{i}.example")).collect::<Vec<_>>())),
+        ("proxies", |n| json!(vec![json!({"server": "http://proxy.example:8080"}); n])),
+    ];
+    let mut checked = 0;
+    for (name, property) in property_schemas(&schema, &components) {
+        let int = |bound: &str| property[bound].as_u64().filter(|_| property["format"] == "int64");
+        if let (Some(min), Some(max)) = (int("minimum"), int("maximum")) {
+            check::<T>(&valid, &name, json!(min), true);
+            check::<T>(&valid, &name, json!(max), true);
+            check::<T>(&valid, &name, json!(min - 1), false);
+            check::<T>(&valid, &name, json!(max + 1), false);
+            checked += 1;
+        }
+        let max = property["maxLength"].as_u64().or(property["maxItems"].as_u64());
+        if let (Some(max), Some((_, make))) = (max, lengths.iter().find(|(n, _)| *n == name)) {
+            let max = usize::try_from(max).expect("a small bound");
+            check::<T>(&valid, &name, make(max), true);
+            check::<T>(&valid, &name, make(max + 1), false);
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn every_documented_bound_is_the_validators() {
+    assert_eq!(documented_bounds_are_checked::<StartSessionRequest>(json!({})), 9);
+    assert_eq!(documented_bounds_are_checked::<RunTaskRequest>(json!({"taskDetails": "a task"})), 9);
+}
+
+/// What a body reads but the document leaves out: `recording` (both), and run-task's
+/// `terminateOnCompletion` (checked to be a boolean, then forced to true). Any other field read must be
+/// documented.
+#[test]
+fn every_field_read_is_documented_but_the_hidden_ones() {
+    use crate::params::{SessionOrigin, SessionParams};
+    fn undocumented<T: ToSchema>(origin: SessionOrigin, task: Option<&str>) -> Vec<String> {
+        let (schema, components) = documented::<T>();
+        let names = properties(&schema, &components);
+        let mut body: Map<String, Value> = ["recording", "terminateOnCompletion", "mode"]
+            .into_iter()
+            .chain(names.iter().map(String::as_str))
+            .map(|n| (n.to_owned(), json!([[]])))
+            .collect();
+        if let Some(task) = task {
+            body.insert("taskDetails".into(), json!(task));
+        }
+        let order = crate::params::tests::check_order(body.into(), |b| SessionParams::parse(b, origin).map(|_| ()));
+        order.into_iter().filter(|n| !names.contains(n)).collect()
+    }
+    assert_eq!(undocumented::<StartSessionRequest>(SessionOrigin::StartSession, None), ["recording"]);
+    let run = undocumented::<RunTaskRequest>(SessionOrigin::RunTask, Some("a task"));
+    assert_eq!(run, ["terminateOnCompletion", "recording"]);
 }
