@@ -110,11 +110,6 @@ pub struct TaskLimitsPatch {
 }
 
 impl TaskLimitsPatch {
-    /// Reads the optional limit fields of `f` (a bad one is its 400, in [`schema::TaskOptions`]' order).
-    fn read(f: &Fields<'_>) -> Result<Self, ApiError> {
-        schema::TaskOptions::read(f).map(Self::from)
-    }
-
     /// The limits this patch gives, the rest from `base`: its secrets are added to the base's, while
     /// `outputSchema` and `replayOf` are a task's own and never inherited.
     pub fn over(self, base: &TaskLimits) -> TaskLimits {
@@ -360,34 +355,14 @@ impl Message {
         let action_type = f.req_str("actionType")?;
         match action_type {
             "newTask" => {
-                let new_state = f
-                    .opt_str("newState")?
-                    .ok_or_else(|| missing("newState is required: \"start\" for a newTask message"))?;
-                if new_state != "start" {
-                    return Err(invalid_params("newState must be \"start\" for a newTask message"));
-                }
-                let task_details = parse_task_details(f.req_str("taskDetails")?)?;
+                let m = schema::NewTaskMessage::read(&f)?;
                 Ok(Message::NewTask(NewTaskMessage {
-                    task_details,
-                    limits: TaskLimitsPatch::read(&f)?,
-                    terminate_on_completion: f.opt_bool("terminateOnCompletion")?.unwrap_or(false),
+                    task_details: m.task_details.0,
+                    limits: m.limits.into(),
+                    terminate_on_completion: m.terminate_on_completion.unwrap_or(false),
                 }))
             }
-            "state" => {
-                let wanted = "newState is required: one of \"pause\", \"resume\", \"stop\", \"terminate\"";
-                let cmd = match f.opt_str("newState")?.ok_or_else(|| missing(wanted))? {
-                    "pause" => StateCommand::Pause,
-                    "resume" => StateCommand::Resume,
-                    "stop" => StateCommand::Stop,
-                    "terminate" => StateCommand::Terminate,
-                    other => {
-                        return Err(invalid_params(format!(
-                            "newState {other:?} is not one of pause, resume, stop, terminate"
-                        )))
-                    }
-                };
-                Ok(Message::State(cmd))
-            }
+            "state" => schema::StateMessage::read(&f).map(|m| Message::State(m.new_state)),
             "interaction" => {
                 let action = f.opt_object("action", "action.")?.ok_or_else(|| missing("action is required"))?;
                 Ok(Message::Interaction(parse_interaction(&action)?))

@@ -4,7 +4,7 @@
 // Never built: each type describes a message its validator reads from JSON, for the schema derive alone.
 #![allow(dead_code)]
 
-use super::SessionOptions;
+use super::task_messages::{NewTaskMessage, StateMessage};
 use utoipa::ToSchema;
 
 /// The body of `POST /start/send-message`.
@@ -29,54 +29,6 @@ pub enum Message {
     State(StateMessage),
     Interaction(InteractionMessage),
     Guardrail(GuardrailMessage),
-}
-
-/// Starts a task in the session (waits up to 50 s for it, like run-task).
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewTaskMessage {
-    action_type: NewTaskAction,
-    new_state: StartState,
-    #[schema(min_length = 1, max_length = 20000)]
-    task_details: String,
-    #[serde(flatten)]
-    options: SessionOptions,
-    terminate_on_completion: Option<bool>,
-}
-
-#[derive(ToSchema)]
-pub enum NewTaskAction {
-    #[serde(rename = "newTask")]
-    NewTask,
-}
-
-#[derive(ToSchema)]
-pub enum StartState {
-    #[serde(rename = "start")]
-    Start,
-}
-
-/// Pauses, resumes, stops or terminates the session's task.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StateMessage {
-    action_type: StateAction,
-    new_state: StateCommand,
-}
-
-#[derive(ToSchema)]
-pub enum StateAction {
-    #[serde(rename = "state")]
-    State,
-}
-
-#[derive(ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StateCommand {
-    Pause,
-    Resume,
-    Stop,
-    Terminate,
 }
 
 /// A manual action in the browser.

@@ -9,6 +9,7 @@ mod chat;
 mod messages;
 mod parts;
 mod session;
+mod task_messages;
 #[cfg(test)]
 mod tests;
 mod values;
@@ -16,4 +17,5 @@ mod values;
 pub use chat::ChatCompletionRequest;
 pub use messages::{Interaction, Message, SendMessageRequest};
 pub(crate) use parts::GeolocationOption;
-pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, SessionOptions, StartSessionRequest, TaskOptions};
+pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
+pub use task_messages::{NewTaskMessage, StateMessage};

@@ -130,7 +130,8 @@ fn every_field_read_is_documented_but_the_hidden_ones() {
         if let Some(task) = task {
             body.insert("taskDetails".into(), json!(task));
         }
-        let order = crate::params::tests::check_order(body.into(), |b| SessionParams::parse(b, origin).map(|_| ()));
+        let order =
+            crate::params::tests::check_order(body.into(), &[], |b| SessionParams::parse(b, origin).map(|_| ()));
         order.into_iter().filter(|n| !names.contains(n)).collect()
     }
     assert_eq!(undocumented::<StartSessionRequest>(SessionOrigin::StartSession, None), ["recording"]);

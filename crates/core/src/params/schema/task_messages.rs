@@ -1,0 +1,122 @@
+//! The `newTask` and `state` messages, declared once: read in declaration order (after `actionType`
+//! chose them) and documented by the same declaration, their tags and `newState` values from one table.
+
+use super::session::{SessionOptions, TaskOptions};
+use super::values::TaskText;
+use crate::error::ApiError;
+use crate::fields::{invalid_params, missing, Fields};
+use crate::params::decl::{body, reference, BodyField, Components, Named};
+use crate::params::StateCommand;
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+
+body! {
+    /// Starts a task in the session (waits up to 50 s for it, like run-task).
+    pub struct NewTaskMessage {
+        req "actionType" action_type: Tag<NewTaskAction>,
+        req "newState" new_state: StartState,
+        req "taskDetails" task_details: TaskText<1>,
+        read limits: TaskOptions,
+        doc _options: SessionOptions,
+        opt "terminateOnCompletion" terminate_on_completion: bool,
+    }
+}
+
+body! {
+    /// Pauses, resumes, stops or terminates the session's task.
+    pub struct StateMessage {
+        req "actionType" action_type: Tag<StateAction>,
+        req "newState" new_state: StateCommand,
+    }
+}
+
+/// A field whose one value names the message (`actionType`), documented as the enum `T`; the message
+/// was chosen by it, so reading it again only checks what was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tag<T>(pub T);
+
+impl<T: Named> BodyField for Tag<T> {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(T::COMPONENT, nullable, description)
+    }
+    fn components(out: &mut Components) {
+        T::component(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.opt_str(name)? {
+            None => Ok(None),
+            Some(raw) => T::named(raw)
+                .map(|t| Some(Tag(t)))
+                .ok_or_else(|| invalid_params(format!("{name} must be {}", T::quoted_names()))),
+        }
+    }
+}
+
+/// `actionType` of a `newTask` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewTaskAction;
+
+impl Named for NewTaskAction {
+    const COMPONENT: &'static str = "NewTaskAction";
+    const NAMES: &'static [(&'static str, Self)] = &[("newTask", NewTaskAction)];
+}
+
+/// `actionType` of a `state` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateAction;
+
+impl Named for StateAction {
+    const COMPONENT: &'static str = "StateAction";
+    const NAMES: &'static [(&'static str, Self)] = &[("state", StateAction)];
+}
+
+/// `newState` of a `newTask` message: `start`. Absent, it is refused with what it must be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartState;
+
+impl Named for StartState {
+    const COMPONENT: &'static str = "StartState";
+    const NAMES: &'static [(&'static str, Self)] = &[("start", StartState)];
+}
+
+impl BodyField for StartState {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(Self::COMPONENT, nullable, description)
+    }
+    fn components(out: &mut Components) {
+        Self::component(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        let names = Self::quoted_names();
+        let state =
+            f.opt_str(name)?.ok_or_else(|| missing(format!("{name} is required: {names} for a newTask message")))?;
+        let wrong = || invalid_params(format!("{name} must be {names} for a newTask message"));
+        Self::named(state).map(Some).ok_or_else(wrong)
+    }
+}
+
+impl Named for StateCommand {
+    const COMPONENT: &'static str = "StateCommand";
+    const NAMES: &'static [(&'static str, Self)] = &[
+        ("pause", StateCommand::Pause),
+        ("resume", StateCommand::Resume),
+        ("stop", StateCommand::Stop),
+        ("terminate", StateCommand::Terminate),
+    ];
+}
+
+/// `newState` of a `state` message. Absent, it is refused with the names it may be.
+impl BodyField for StateCommand {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(Self::COMPONENT, nullable, description)
+    }
+    fn components(out: &mut Components) {
+        Self::component(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        let state =
+            f.opt_str(name)?.ok_or_else(|| missing(format!("{name} is required: one of {}", Self::quoted_names())))?;
+        let names = Self::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+        Self::named(state).map(Some).ok_or_else(|| invalid_params(format!("{name} {state:?} is not one of {names}")))
+    }
+}
