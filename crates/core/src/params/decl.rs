@@ -98,6 +98,16 @@ impl BodyField for bool {
     }
 }
 
+/// A finite number.
+impl BodyField for f64 {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::Number, nullable, description).format(Some(SchemaFormat::KnownFormat(KnownFormat::Double))).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        f.opt_f64(name)
+    }
+}
+
 /// A whole number within `MIN..=MAX`: the schema's `minimum` and `maximum` are the bounds the check uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Int<const MIN: u64, const MAX: u64>(pub u64);

@@ -258,3 +258,12 @@ fn new_task_fields_are_checked_in_their_order() {
     let order = check_order(body.into(), &fixes, |m| Message::parse(m).map(|_| ()));
     assert_eq!(order, names, "and mode is not read");
 }
+
+#[test]
+fn chat_fields_are_checked_in_their_order() {
+    let names = ["model", "stream", "max_tokens", "temperature", "messages", "response_format", "metadata"];
+    let body: serde_json::Map<String, Value> = names.iter().map(|n| (n.to_string(), json!([[]]))).collect();
+    let fixes = [("model", json!(crate::chat::CHAT_MODEL)), ("messages", json!([{"role": "user", "content": "t"}]))];
+    let order = check_order(body.into(), &fixes, |b| crate::chat::ChatRequest::parse(b).map(|_| ()));
+    assert_eq!(order, names);
+}

@@ -16,6 +16,6 @@ mod values;
 
 pub use chat::ChatCompletionRequest;
 pub use messages::{Interaction, Message, SendMessageRequest};
-pub(crate) use parts::GeolocationOption;
+pub(crate) use parts::{ChatMessage, GeolocationOption};
 pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
 pub use task_messages::{NewTaskMessage, StateMessage};

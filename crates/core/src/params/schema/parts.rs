@@ -1,5 +1,5 @@
 //! Component schemas of the field values whose readers are written by hand beside their types (a secret
-//! entry in `secrets.rs`, a proxy entry in `proxies`, a position in `identity.rs`): the shape of a value
+//! entry in `secrets.rs`, a proxy entry in `proxies`, a position in `identity.rs`, a chat message in `chat.rs`): the shape of a value
 //! inside one field, where [`BodyField`](crate::params::decl::BodyField) documents the field itself.
 // Never built: each type describes what a hand-written reader reads from JSON, for the schema derive alone.
 #![allow(dead_code)]
@@ -86,4 +86,19 @@ pub struct ProxyEntry {
     /// Hosts this entry serves: `example.com` (that host) or `*.example.org` (its subdomains).
     #[schema(min_items = 1, max_items = 100)]
     domains: Option<Vec<String>>,
+}
+
+// One message of a chat completion, read in `crate::chat` (no description: the document has none).
+#[derive(ToSchema)]
+pub struct ChatMessage {
+    role: ChatRole,
+    content: String,
+}
+
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatRole {
+    System,
+    User,
+    Assistant,
 }

@@ -74,34 +74,40 @@ fn check<T: RequestBody + ToSchema>(valid: &Value, name: &str, value: Value, ok:
 }
 
 /// Each bound a body documents is the one its validator checks: an integer's `minimum` and `maximum` are
-/// accepted and one beyond either refused, and so is a text's `maxLength` and a list's `maxItems` (for the
-/// fields a value of any length can be made for; timezone's is the IANA table's longest name, no check).
+/// accepted and one beyond either refused, and so are a text's `minLength` and `maxLength` and a list's
+/// `minItems` and `maxItems` (for the fields a value of any length can be made for; timezone's is the IANA
+/// table's longest name, no check). Answers how many bounds it checked.
 fn documented_bounds_are_checked<T: RequestBody + ToSchema>(valid: Value) -> usize {
     let (schema, components) = documented::<T>();
-    let lengths: [(&str, MakeValue); 6] = [
+    let lengths: [(&str, MakeValue); 7] = [
         ("taskDetails", |n| json!("a".repeat(n))),
         ("startingUrl", |n| json!(format!("https://e.com/{}", "a".repeat(n - 14)))),
         ("profile", |n| json!("p".repeat(n))),
         ("userAgent", |n| json!("u".repeat(n))),
         ("avoidDomains", |n| json!((0..n).map(|i| format!("d{i}.example")).collect::<Vec<_>>())),
         ("proxies", |n| json!(vec![json!({"server": "http://proxy.example:8080"}); n])),
+        ("messages", |n| json!(vec![json!({"role": "user", "content": "a task"}); n])),
     ];
     let mut checked = 0;
     for (name, property) in property_schemas(&schema, &components) {
-        let int = |bound: &str| property[bound].as_u64().filter(|_| property["format"] == "int64");
-        if let (Some(min), Some(max)) = (int("minimum"), int("maximum")) {
-            check::<T>(&valid, &name, json!(min), true);
-            check::<T>(&valid, &name, json!(max), true);
-            check::<T>(&valid, &name, json!(min - 1), false);
-            check::<T>(&valid, &name, json!(max + 1), false);
-            checked += 1;
+        let int = |bound: &str| property[bound].as_i64().filter(|_| property["format"] == "int64");
+        for (bound, beyond) in [(int("minimum"), -1), (int("maximum"), 1)] {
+            if let Some(bound) = bound {
+                check::<T>(&valid, &name, json!(bound), true);
+                check::<T>(&valid, &name, json!(bound + beyond), false);
+                checked += 1;
+            }
         }
-        let max = property["maxLength"].as_u64().or(property["maxItems"].as_u64());
-        if let (Some(max), Some((_, make))) = (max, lengths.iter().find(|(n, _)| *n == name)) {
-            let max = usize::try_from(max).expect("a small bound");
-            check::<T>(&valid, &name, make(max), true);
-            check::<T>(&valid, &name, make(max + 1), false);
-            checked += 1;
+        let Some((_, make)) = lengths.iter().find(|(n, _)| *n == name) else { continue };
+        let size = |bound: &str| property[bound].as_u64().and_then(|b| usize::try_from(b).ok());
+        let min = size("minLength").or(size("minItems"));
+        let max = size("maxLength").or(size("maxItems"));
+        for (bound, beyond) in [(min, min.and_then(|m| m.checked_sub(1))), (max, max.map(|m| m + 1))] {
+            if let (Some(bound), Some(beyond)) = (bound, beyond) {
+                check::<T>(&valid, &name, make(bound), true);
+                check::<T>(&valid, &name, make(beyond), false);
+                checked += 1;
+            }
         }
     }
     checked
@@ -109,8 +115,13 @@ fn documented_bounds_are_checked<T: RequestBody + ToSchema>(valid: Value) -> usi
 
 #[test]
 fn every_documented_bound_is_the_validators() {
-    assert_eq!(documented_bounds_are_checked::<StartSessionRequest>(json!({})), 9);
-    assert_eq!(documented_bounds_are_checked::<RunTaskRequest>(json!({"taskDetails": "a task"})), 9);
+    // maxDuration, maxInputTokens and maxOutputTokens: 6; taskDetails, startingUrl, profile (2), userAgent (2),
+    // avoidDomains and proxies: 8; run-task's taskDetails minLength: 1.
+    assert_eq!(documented_bounds_are_checked::<StartSessionRequest>(json!({})), 14);
+    assert_eq!(documented_bounds_are_checked::<RunTaskRequest>(json!({"taskDetails": "a task"})), 15);
+    // max_tokens' minimum, messages' minItems and maxItems.
+    let chat = json!({"model": crate::chat::CHAT_MODEL, "messages": [{"role": "user", "content": "a task"}]});
+    assert_eq!(documented_bounds_are_checked::<ChatRequest>(chat), 3);
 }
 
 /// What a body reads but the document leaves out: `recording` (both), and run-task's
