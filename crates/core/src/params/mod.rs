@@ -10,7 +10,6 @@ use crate::policy::normalize_domain;
 use crate::secrets::Secrets;
 use crate::vision::VisionMode;
 pub use bodies::{InteractionRequest, LinkRequest, RunTaskRequest, StartSessionRequest};
-use interaction::parse_interaction;
 pub use interaction::{Interaction, MAX_TYPE_TEXT_CHARS, NAMED_KEYS};
 use serde_json::Value;
 
@@ -363,10 +362,7 @@ impl Message {
                 }))
             }
             "state" => schema::StateMessage::read(&f).map(|m| Message::State(m.new_state)),
-            "interaction" => {
-                let action = f.opt_object("action", "action.")?.ok_or_else(|| missing("action is required"))?;
-                Ok(Message::Interaction(parse_interaction(&action)?))
-            }
+            "interaction" => schema::InteractionMessage::read(&f).map(|m| Message::Interaction(m.action)),
             "guardrail" => {
                 let new_state = f
                     .opt_str("newState")?

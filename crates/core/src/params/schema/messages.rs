@@ -4,7 +4,7 @@
 // Never built: each type describes a message its validator reads from JSON, for the schema derive alone.
 #![allow(dead_code)]
 
-use super::task_messages::{NewTaskMessage, StateMessage};
+use super::task_messages::{InteractionMessage, NewTaskMessage, StateMessage};
 use utoipa::ToSchema;
 
 /// The body of `POST /start/send-message`.
@@ -29,20 +29,6 @@ pub enum Message {
     State(StateMessage),
     Interaction(InteractionMessage),
     Guardrail(GuardrailMessage),
-}
-
-/// A manual action in the browser.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InteractionMessage {
-    action_type: InteractionAction,
-    action: Interaction,
-}
-
-#[derive(ToSchema)]
-pub enum InteractionAction {
-    #[serde(rename = "interaction")]
-    Interaction,
 }
 
 /// An interaction, selected by `type`. Coordinates: x 0 to 1024, y 155 to 600. Also the body of

@@ -18,4 +18,4 @@ pub use chat::ChatCompletionRequest;
 pub use messages::{Interaction, Message, SendMessageRequest};
 pub(crate) use parts::{ChatMessage, GeolocationOption};
 pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
-pub use task_messages::{NewTaskMessage, StateMessage};
+pub use task_messages::{InteractionMessage, NewTaskMessage, StateMessage};

@@ -1,12 +1,13 @@
-//! The `newTask` and `state` messages, declared once: read in declaration order (after `actionType`
-//! chose them) and documented by the same declaration, their tags and `newState` values from one table.
+//! The `newTask`, `state` and `interaction` messages, declared once: read in declaration order (after
+//! `actionType` chose them) and documented by the same declaration, their tags and `newState` values from
+//! one table.
 
 use super::session::{SessionOptions, TaskOptions};
 use super::values::TaskText;
 use crate::error::ApiError;
 use crate::fields::{invalid_params, missing, Fields};
 use crate::params::decl::{body, reference, BodyField, Components, Named};
-use crate::params::StateCommand;
+use crate::params::{Interaction, StateCommand};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 
@@ -27,6 +28,14 @@ body! {
     pub struct StateMessage {
         req "actionType" action_type: Tag<StateAction>,
         req "newState" new_state: StateCommand,
+    }
+}
+
+body! {
+    /// A manual action in the browser.
+    pub struct InteractionMessage {
+        req "actionType" action_type: Tag<InteractionAction>,
+        req "action" action: Interaction,
     }
 }
 
@@ -68,6 +77,15 @@ pub struct StateAction;
 impl Named for StateAction {
     const COMPONENT: &'static str = "StateAction";
     const NAMES: &'static [(&'static str, Self)] = &[("state", StateAction)];
+}
+
+/// `actionType` of an `interaction` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InteractionAction;
+
+impl Named for InteractionAction {
+    const COMPONENT: &'static str = "InteractionAction";
+    const NAMES: &'static [(&'static str, Self)] = &[("interaction", InteractionAction)];
 }
 
 /// `newState` of a `newTask` message: `start`. Absent, it is refused with what it must be.
