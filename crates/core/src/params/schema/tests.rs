@@ -149,3 +149,71 @@ fn every_field_read_is_documented_but_the_hidden_ones() {
     let run = undocumented::<RunTaskRequest>(SessionOrigin::RunTask, Some("a task"));
     assert_eq!(run, ["terminateOnCompletion", "recording"]);
 }
+
+/// A start-session body with `property` of one entry of a field set to a value.
+type Wrap = fn(&str, Value) -> Value;
+
+/// The components inside a field (a position, a proxy entry, a secret entry) are documented beside readers
+/// written by hand: their bounds are held to those readers here, at each edge, through a start-session body.
+#[test]
+fn the_bounds_inside_a_field_are_its_readers() {
+    use crate::params::{SessionOrigin, SessionParams};
+    let geolocation: Wrap = |p, v| {
+        let mut g = json!({"latitude": 0, "longitude": 0});
+        g[p] = v;
+        json!({ "geolocation": g })
+    };
+    let proxy: Wrap = |p, v| {
+        let mut e = json!({"server": "http://proxy.example:8080", "username": "u"});
+        e[p] = v;
+        json!({ "proxies": [e] })
+    };
+    let fixed: Wrap = |p, v| {
+        let mut e = json!({"value": "v"});
+        e[p] = v;
+        json!({"secrets": {"s": e}})
+    };
+    let totp: Wrap = |p, v| {
+        let mut e = json!({"totp": "JBSWY3DPEHPK3PXP"});
+        e[p] = v;
+        json!({"secrets": {"s": e}})
+    };
+    let text: MakeValue = |n| json!("t".repeat(n));
+    let domains: MakeValue = |n| json!((0..n).map(|i| format!("d{i}.example")).collect::<Vec<_>>());
+    let rows: [(&str, &str, Wrap, Option<MakeValue>); 9] = [
+        ("GeolocationOption", "latitude", geolocation, None),
+        ("GeolocationOption", "longitude", geolocation, None),
+        ("GeolocationOption", "accuracy", geolocation, None),
+        ("ProxyEntry", "username", proxy, Some(text)),
+        ("ProxyEntry", "password", proxy, Some(text)),
+        ("ProxyEntry", "domains", proxy, Some(domains)),
+        ("FixedSecret", "value", fixed, Some(text)),
+        ("TotpSecret", "digits", totp, None),
+        ("TotpSecret", "period", totp, None),
+    ];
+    let (_, components) = documented::<StartSessionRequest>();
+    let mut checked = 0;
+    for (component, property, wrap, make) in rows {
+        let schema = &components[component]["properties"][property];
+        let accepted = |v: Value| SessionParams::parse(&wrap(property, v.clone()), SessionOrigin::StartSession).is_ok();
+        let edges = |min: &str, max: &str, to: &dyn Fn(f64) -> Option<Value>| -> usize {
+            let mut n = 0;
+            for (bound, beyond) in [(min, -1.0), (max, 1.0)] {
+                let Some(edge) = schema[bound].as_f64() else { continue };
+                let (Some(at), Some(past)) = (to(edge), to(edge + beyond)) else { continue };
+                assert!(accepted(at.clone()), "{component}.{property} = {at} is within its documented {bound}");
+                assert!(!accepted(past.clone()), "{component}.{property} = {past} is beyond its documented {bound}");
+                n += 1;
+            }
+            n
+        };
+        checked += match make {
+            None => edges("minimum", "maximum", &|x| Some(if x.fract() == 0.0 { json!(x as i64) } else { json!(x) })),
+            Some(make) => {
+                let sized = |x: f64| (x >= 0.0).then(|| make(x as usize));
+                edges("minLength", "maxLength", &sized) + edges("minItems", "maxItems", &sized)
+            }
+        };
+    }
+    assert_eq!(checked, 16, "every bound of the rows above is documented");
+}
