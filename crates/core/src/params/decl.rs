@@ -126,7 +126,8 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 /// Declares a request body once: a struct whose fields are read in declaration order under their JSON
 /// names, implementing [`BodyGroup`] and `ToSchema`. Each field is `KIND ["jsonName"] name: Type`, its doc
 /// comment its description, optionally followed by `where CHECK` (a `Result<(), ApiError>` over the fields
-/// read so far, checked right after this one). Kinds:
+/// read so far, checked right after this one); `pub struct Name before CHECK { ... }` runs `CHECK(&Fields)` before
+/// any field is read (a rule over several fields' presence). Kinds:
 /// - `opt "name" x: T`: an optional field (`Option<T>`, `T: BodyField`), documented as nullable;
 /// - `req "name" x: T`: a required field (`T`), documented in `required`; absent is `name is required`;
 /// - `hidden "name" x: T`: read like `opt` but not documented (the published document leaves it out);
@@ -137,7 +138,7 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 macro_rules! body {
     (
         $(#[doc = $doc:literal])*
-        pub struct $name:ident {
+        pub struct $name:ident $(before $pre:path)? {
             $(
                 $(#[doc = $fdoc:literal])*
                 $kind:ident $($json:literal)? $field:ident : $ty:ty $(where $check:expr)?
@@ -152,6 +153,7 @@ macro_rules! body {
 
         impl $crate::params::decl::BodyGroup for $name {
             fn read(f: &$crate::fields::Fields<'_>) -> Result<Self, $crate::error::ApiError> {
+                $($pre(f)?;)?
                 $(
                     let $field = $crate::params::decl::read_entry!($kind f [$($json)?] $ty);
                     $($check?;)?

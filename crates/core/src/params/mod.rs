@@ -331,19 +331,8 @@ pub struct SendMessage {
 
 impl SendMessage {
     pub fn parse(body: &Value) -> Result<Self, ApiError> {
-        let f = Fields::of(body, "request body")?;
-        if !f.has("sessionId") || !f.has("message") {
-            return Err(missing("sessionId and message are required"));
-        }
-        let session_id = id_text(f.req_str("sessionId")?);
-        if session_id.is_empty() {
-            return Err(missing("sessionId and message are required"));
-        }
-        let message = f.get("message").unwrap_or(&Value::Null);
-        if !message.is_object() {
-            return Err(invalid_params("message must be a JSON object"));
-        }
-        Ok(SendMessage { session_id: session_id.to_owned(), message: Message::parse(message) })
+        let body = schema::SendMessageRequest::read(&Fields::of(body, "request body")?)?;
+        Ok(SendMessage { session_id: body.session_id.0, message: body.message.0 })
     }
 }
 

@@ -1,19 +1,12 @@
-//! The wire shape of send-message and of its four messages, selected by `actionType`, and of the
-//! interactions an `interaction` message (or the live view's take-over) carries, selected by `type`.
+//! The wire shape of send-message's four messages, selected by `actionType`, and of the interactions an
+//! `interaction` message (or the live view's take-over) carries, selected by `type`: documented here, read
+//! by hand (`params::Message::parse`, `params::interaction`) or declared in `task_messages.rs`.
 
 // Never built: each type describes a message its validator reads from JSON, for the schema derive alone.
 #![allow(dead_code)]
 
 use super::task_messages::{InteractionMessage, NewTaskMessage, StateMessage};
 use utoipa::ToSchema;
-
-/// The body of `POST /start/send-message`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SendMessageRequest {
-    session_id: String,
-    message: Message,
-}
 
 /// A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`.
 #[derive(ToSchema)]

@@ -15,7 +15,7 @@ mod tests;
 mod values;
 
 pub use chat::ChatCompletionRequest;
-pub use messages::{Interaction, Message, SendMessageRequest};
+pub use messages::{Interaction, Message};
 pub(crate) use parts::{ChatMessage, GeolocationOption};
 pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
-pub use task_messages::{InteractionMessage, NewTaskMessage, StateMessage};
+pub use task_messages::{InteractionMessage, NewTaskMessage, SendMessageRequest, StateMessage};

@@ -1,15 +1,69 @@
-//! The `newTask`, `state` and `interaction` messages, declared once: read in declaration order (after
-//! `actionType` chose them) and documented by the same declaration, their tags and `newState` values from
-//! one table.
+//! Send-message's body and its `newTask`, `state` and `interaction` messages, declared once: read in
+//! declaration order (a message after `actionType` chose it) and documented by the same declaration, their
+//! tags and `newState` values from one table.
 
 use super::session::{SessionOptions, TaskOptions};
 use super::values::TaskText;
 use crate::error::ApiError;
 use crate::fields::{invalid_params, missing, Fields};
-use crate::params::decl::{body, reference, BodyField, Components, Named};
-use crate::params::{Interaction, StateCommand};
-use utoipa::openapi::schema::Schema;
+use crate::params::decl::{body, component, plain, reference, BodyField, Components, Named};
+use crate::params::{id_text, Interaction, Message, StateCommand};
+use utoipa::openapi::schema::{Schema, Type};
 use utoipa::openapi::RefOr;
+use utoipa::ToSchema;
+
+body! {
+    /// The body of `POST /start/send-message`.
+    pub struct SendMessageRequest before both_given {
+        req "sessionId" session_id: SessionIdText,
+        req "message" message: MessageObject,
+    }
+}
+
+/// `sessionId` and `message` are both required, answered before either is read.
+fn both_given(f: &Fields<'_>) -> Result<(), ApiError> {
+    if !f.has("sessionId") || !f.has("message") {
+        return Err(missing("sessionId and message are required"));
+    }
+    Ok(())
+}
+
+/// `sessionId`: without surrounding whitespace ([`id_text`]), not empty.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionIdText(pub String);
+
+impl BodyField for SessionIdText {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::String, nullable, description).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.opt_str(name)?.map(id_text) {
+            Some("") => Err(missing("sessionId and message are required")),
+            id => Ok(id.map(|id| SessionIdText(id.to_owned()))),
+        }
+    }
+}
+
+/// `message`: a JSON object, read as a [`Message`] whose error is kept, to be answered once the session is
+/// known to be the caller's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageObject(pub Result<Message, ApiError>);
+
+impl BodyField for MessageObject {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(&super::Message::name(), nullable, description)
+    }
+    fn components(out: &mut Components) {
+        component::<super::Message>(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.get(name) {
+            None => Ok(None),
+            Some(message) if message.is_object() => Ok(Some(MessageObject(Message::parse(message)))),
+            Some(_) => Err(invalid_params(format!("{name} must be a JSON object"))),
+        }
+    }
+}
 
 body! {
     /// Starts a task in the session (waits up to 50 s for it, like run-task).
