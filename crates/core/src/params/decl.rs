@@ -129,7 +129,8 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 /// read so far, checked right after this one); `pub struct Name before CHECK { ... }` runs `CHECK(&Fields)` before
 /// any field is read (a rule over several fields' presence). Kinds:
 /// - `opt "name" x: T`: an optional field (`Option<T>`, `T: BodyField`), documented as nullable;
-/// - `req "name" x: T`: a required field (`T`), documented in `required`; absent is `name is required`;
+/// - `req "name" x: T`: a required field (`T`), documented in `required`; absent is `name is required`
+///   (unless `T`'s read answers an absent value itself, as a message's `newState` does);
 /// - `hidden "name" x: T`: read like `opt` but not documented (the published document leaves it out);
 /// - `flatten x: G`: the group `G` read here and documented as the component `G` in `allOf`;
 /// - `merge x: G`: the group `G` read here, its properties documented as this struct's own;
