@@ -4,11 +4,14 @@
 
 use crate::error::{ApiError, ErrorCode};
 use crate::output::OutputSchema;
-use crate::params::{
-    parse_task_details, CacheMode, Fields, SessionParams, TaskLimits, MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS,
-};
+use crate::params::decl::{component, plain, reference, typed, BodyField, BodyGroup, Components};
+use crate::params::{parse_task_details, CacheMode, ChatCompletionRequest, ChatMessage, Fields, SessionParams};
+use crate::params::{TaskLimits, MAX_OUTPUT_TOKENS, MIN_OUTPUT_TOKENS};
 use crate::vision::VisionMode;
 use serde_json::Value;
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, Schema, SchemaFormat, Type};
+use utoipa::openapi::RefOr;
+use utoipa::ToSchema;
 
 /// The one model the service offers.
 pub const CHAT_MODEL: &str = "svc-browser-1";
@@ -44,48 +47,24 @@ impl crate::fields::RequestBody for ChatRequest {
 }
 
 impl ChatRequest {
+    /// Reads the body as [`ChatCompletionRequest`] declares it, then opens a session on its task.
     pub fn parse(body: &Value) -> Result<Self, ApiError> {
         let f = Fields::of(body, "request body")?;
-        let model = f.req_str("model")?;
-        if model != CHAT_MODEL {
-            return Err(invalid(
-                ErrorCode::ModelNotFound,
-                format!("model {model:?} does not exist; the only model is {CHAT_MODEL:?}"),
-            ));
-        }
-        let stream = f.opt_bool("stream")?.unwrap_or(false);
-        let max_tokens = match f.opt_f64("max_tokens")? {
-            None => DEFAULT_MAX_TOKENS,
-            Some(t) if t.fract() != 0.0 => {
-                return Err(invalid(ErrorCode::InvalidParams, "max_tokens must be a whole number"))
-            }
-            Some(t) if t < 0.0 => return Err(invalid(ErrorCode::InvalidParameter, "max_tokens must be at least 0")),
-            Some(t) => t.min(u64::MAX as f64) as u64,
-        };
-        // Accepted and ignored, but it must be a number when present.
-        f.opt_f64("temperature")?;
-        let messages = parse_messages(body.get("messages"))?;
-        let last_user = messages
-            .iter()
-            .rposition(|(role, _)| role == "user")
-            .ok_or_else(|| invalid(ErrorCode::InvalidParams, "messages must contain at least one user message"))?;
-        let task = parse_task_details(&messages[last_user].1)
-            .map_err(|e| ApiError::new(e.code, e.message.replace("taskDetails", "the last user message's content")))?;
-        let context = messages.into_iter().enumerate().filter(|(i, _)| *i != last_user).map(|(_, m)| m).collect();
-        let output_schema = parse_response_format(f.get("response_format"))?;
-        let Metadata { recording, cache, vision } = parse_metadata(f.get("metadata"))?;
+        let wire = ChatCompletionRequest::read(&f)?;
+        let max_tokens = wire.max_tokens.map_or(DEFAULT_MAX_TOKENS, |t| t.0);
+        let Metadata { recording, cache, vision } = wire.metadata.unwrap_or_default();
         let limits = TaskLimits {
             max_output_tokens: max_output_tokens(max_tokens),
-            output_schema,
+            output_schema: wire.response_format.and_then(|r| r.0),
             cache: cache.unwrap_or_default(),
             vision: vision.unwrap_or_default(),
             ..TaskLimits::default()
         };
         Ok(ChatRequest {
-            model: model.to_owned(),
-            stream,
+            model: wire.model.0,
+            stream: wire.stream.unwrap_or(false),
             params: SessionParams {
-                task_details: Some(task),
+                task_details: Some(wire.messages.task),
                 limits,
                 terminate_on_completion: true,
                 recording,
@@ -94,25 +73,121 @@ impl ChatRequest {
                 identity: Default::default(),
                 proxies: Vec::new(),
             },
-            context,
+            context: wire.messages.context,
         })
+    }
+}
+
+/// `model`: only [`CHAT_MODEL`]; another is `MODEL_NOT_FOUND`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatModel(pub String);
+
+impl BodyField for ChatModel {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::String, nullable, description).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        let Some(model) = f.opt_str(name)? else { return Ok(None) };
+        if model != CHAT_MODEL {
+            let msg = format!("{name} {model:?} does not exist; the only model is {CHAT_MODEL:?}");
+            return Err(invalid(ErrorCode::ModelNotFound, msg));
+        }
+        Ok(Some(ChatModel(model.to_owned())))
+    }
+}
+
+/// `max_tokens`: a whole number of at least `MIN` (0); no maximum, it is clamped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MaxTokens<const MIN: u64 = 0>(pub u64);
+
+impl<const MIN: u64> BodyField for MaxTokens<MIN> {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        let format = SchemaFormat::KnownFormat(KnownFormat::Int64);
+        plain(Type::Integer, nullable, description).format(Some(format)).minimum(Some(MIN as f64)).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.opt_f64(name)? {
+            None => Ok(None),
+            Some(t) if t.fract() != 0.0 => {
+                Err(invalid(ErrorCode::InvalidParams, format!("{name} must be a whole number")))
+            }
+            Some(t) if t < MIN as f64 => {
+                Err(invalid(ErrorCode::InvalidParameter, format!("{name} must be at least {MIN}")))
+            }
+            Some(t) => Ok(Some(MaxTokens(t.min(u64::MAX as f64) as u64))),
+        }
+    }
+}
+
+/// `messages`: 1 to [`MAX_MESSAGES`] of `{role, content}`; the last `user` message is the task, the others
+/// its context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatMessages {
+    pub task: String,
+    /// Every other message, oldest first, as `(role, content)`.
+    pub context: Vec<(String, String)>,
+}
+
+impl BodyField for ChatMessages {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        let item = reference(&ChatMessage::name(), false, None);
+        let list = ArrayBuilder::new().schema_type(typed(Type::Array, nullable)).items(item).description(description);
+        list.min_items(Some(1)).max_items(Some(MAX_MESSAGES)).into()
+    }
+    fn components(out: &mut Components) {
+        component::<ChatMessage>(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        let Some(raw) = f.get(name) else { return Ok(None) };
+        let messages = parse_messages(Some(raw))?;
+        let last_user = messages
+            .iter()
+            .rposition(|(role, _)| role == "user")
+            .ok_or_else(|| invalid(ErrorCode::InvalidParams, "messages must contain at least one user message"))?;
+        let task = parse_task_details(&messages[last_user].1)
+            .map_err(|e| ApiError::new(e.code, e.message.replace("taskDetails", "the last user message's content")))?;
+        let context = messages.into_iter().enumerate().filter(|(i, _)| *i != last_user).map(|(_, m)| m).collect();
+        Ok(Some(ChatMessages { task, context }))
+    }
+}
+
+/// `response_format`: the task's outputSchema, if it asks for one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFormat(pub Option<OutputSchema>);
+
+impl BodyField for ResponseFormat {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::Object, nullable, description).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        f.get(name).map(|raw| parse_response_format(Some(raw)).map(ResponseFormat)).transpose()
     }
 }
 
 /// What the service reads of `metadata` (OpenAI's metadata values are strings). Other keys are accepted and
 /// ignored.
-struct Metadata {
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metadata {
     /// `recording`: whether the session records (`"true"` or `"false"`; a boolean is taken too).
-    recording: Option<bool>,
+    pub recording: Option<bool>,
     /// `cache`: `"auto"` or `"off"`, the task's action cache (docs/agent.md).
-    cache: Option<CacheMode>,
+    pub cache: Option<CacheMode>,
     /// `vision`: `"off"`, `"auto"` or `"on"`, when the model sees a screenshot (docs/agent.md).
-    vision: Option<VisionMode>,
+    pub vision: Option<VisionMode>,
+}
+
+impl BodyField for Metadata {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::Object, nullable, description).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        f.get(name).map(|raw| parse_metadata(Some(raw))).transpose()
+    }
 }
 
 fn parse_metadata(raw: Option<&Value>) -> Result<Metadata, ApiError> {
     let metadata = match raw {
-        None | Some(Value::Null) => return Ok(Metadata { recording: None, cache: None, vision: None }),
+        None | Some(Value::Null) => return Ok(Metadata::default()),
         Some(Value::Object(m)) => m,
         Some(_) => return Err(invalid(ErrorCode::InvalidParams, "metadata must be an object")),
     };

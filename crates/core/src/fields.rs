@@ -65,7 +65,12 @@ impl<'a> Fields<'a> {
     }
 
     pub fn req_str(&self, name: &str) -> Result<&'a str, ApiError> {
-        self.opt_str(name)?.ok_or_else(|| missing(format!("{}{name} is required", self.prefix)))
+        self.opt_str(name)?.ok_or_else(|| self.required(name))
+    }
+
+    /// The answer to a required field left out: `MISSING_REQUIRED_FIELD`, `name is required`.
+    pub fn required(&self, name: &str) -> ApiError {
+        missing(format!("{}{name} is required", self.prefix))
     }
 
     pub fn opt_bool(&self, name: &str) -> Result<Option<bool>, ApiError> {

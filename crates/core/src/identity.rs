@@ -3,7 +3,12 @@
 
 use crate::error::ApiError;
 use crate::fields::{out_of_bounds, Fields};
+use crate::params::decl::{component, plain, reference, BodyField, Components};
+use crate::params::GeolocationOption;
 use serde_json::Value;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::ToSchema;
 
 /// Longest accepted userAgent (characters).
 pub const MAX_USER_AGENT_CHARS: usize = 512;
@@ -47,17 +52,6 @@ impl Identity {
             _ => Some(locale.to_owned()),
         }
     }
-
-    /// Reads `locale`, `timezone`, `userAgent` and `geolocation` of a start-session or run-task body;
-    /// a bad value is INVALID_PARAMETER naming its field.
-    pub fn read(f: &Fields<'_>) -> Result<Identity, ApiError> {
-        Ok(Identity {
-            locale: text(f, "locale")?.map(parse_locale).transpose()?,
-            timezone: text(f, "timezone")?.map(parse_timezone).transpose()?,
-            user_agent: text(f, "userAgent")?.map(parse_user_agent).transpose()?,
-            geolocation: f.get("geolocation").map(parse_geolocation).transpose()?,
-        })
-    }
 }
 
 fn text<'a>(f: &Fields<'a>, name: &str) -> Result<Option<&'a str>, ApiError> {
@@ -65,6 +59,72 @@ fn text<'a>(f: &Fields<'a>, name: &str) -> Result<Option<&'a str>, ApiError> {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.as_str())),
         Some(_) => Err(out_of_bounds(format!("{name} must be a string"))),
+    }
+}
+
+/// `locale`: a BCP 47 tag of at most [`MAX_LOCALE_CHARS`], in canonical case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Locale(pub String);
+
+/// `timezone`: an IANA zone name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeZone(pub String);
+
+/// `userAgent`: 1 to [`MAX_USER_AGENT_CHARS`] of printable ASCII.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserAgent(pub String);
+
+/// Longest time-zone name the schema documents (the check is the IANA table's names).
+const MAX_TIMEZONE_CHARS: usize = 64;
+
+/// A text field of the identity, documented 1 to `max` long with an example.
+fn text_schema(nullable: bool, description: Option<String>, max: usize) -> ObjectBuilder {
+    plain(Type::String, nullable, description).min_length(Some(1)).max_length(Some(max))
+}
+
+#[allow(deprecated)] // `example`, not `examples`: the published document's form (OpenAPI 3.0 style).
+fn with_example(schema: ObjectBuilder, example: &str) -> ObjectBuilder {
+    schema.example(Some(Value::from(example)))
+}
+
+impl BodyField for Locale {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        with_example(text_schema(nullable, description, MAX_LOCALE_CHARS), "de-DE").into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        text(f, name)?.map(|raw| parse_locale(raw).map(Self)).transpose()
+    }
+}
+
+impl BodyField for TimeZone {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        with_example(text_schema(nullable, description, MAX_TIMEZONE_CHARS), "Europe/Berlin").into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        text(f, name)?.map(|raw| parse_timezone(raw).map(Self)).transpose()
+    }
+}
+
+impl BodyField for UserAgent {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        let pattern = format!("^[ -~]{{1,{MAX_USER_AGENT_CHARS}}}$");
+        text_schema(nullable, description, MAX_USER_AGENT_CHARS).pattern(Some(pattern)).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        text(f, name)?.map(|raw| parse_user_agent(raw).map(Self)).transpose()
+    }
+}
+
+/// `geolocation`: documented by the component `GeolocationOption`.
+impl BodyField for Geolocation {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(&GeolocationOption::name(), nullable, description)
+    }
+    fn components(out: &mut Components) {
+        component::<GeolocationOption>(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        f.get(name).map(parse_geolocation).transpose()
     }
 }
 
@@ -153,7 +213,7 @@ mod tests {
     use serde_json::json;
 
     fn read(body: Value) -> Result<Identity, ApiError> {
-        Identity::read(&Fields::of(&body, "request body").unwrap())
+        crate::params::read_identity(&body)
     }
 
     #[test]

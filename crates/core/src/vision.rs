@@ -2,7 +2,7 @@
 //! decides, turn by turn, whether a screenshot goes beside the text observation (docs/agent.md, "Vision").
 
 use crate::error::ApiError;
-use crate::fields::{invalid_params, Fields};
+use crate::fields::invalid_params;
 
 /// The task and session parameter `vision`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,19 +26,12 @@ impl VisionMode {
         }
     }
 
-    /// Reads the optional `vision` field of `f`; anything but the three names is 400 `INVALID_PARAMS`.
-    pub fn read(f: &Fields<'_>) -> Result<Option<VisionMode>, ApiError> {
-        f.get("vision").map(Self::parse).transpose()
-    }
-
     /// A `vision` value: one of the three names, else 400 `INVALID_PARAMS`.
     pub fn parse(v: &serde_json::Value) -> Result<VisionMode, ApiError> {
-        match v.as_str() {
-            Some("off") => Ok(VisionMode::Off),
-            Some("auto") => Ok(VisionMode::Auto),
-            Some("on") => Ok(VisionMode::On),
-            _ => Err(invalid_params(format!("vision must be one of \"off\", \"auto\", \"on\"; got {v}"))),
-        }
+        use crate::params::decl::Named;
+        v.as_str()
+            .and_then(Self::named)
+            .ok_or_else(|| invalid_params(format!("vision must be one of {}; got {v}", Self::quoted_names())))
     }
 }
 
@@ -87,7 +80,8 @@ mod tests {
 
     #[test]
     fn the_field_takes_three_names_and_nothing_else() {
-        let read = |v: serde_json::Value| VisionMode::read(&Fields::of(&v, "body").unwrap());
+        use crate::params::decl::BodyField;
+        let read = |v: serde_json::Value| VisionMode::read(&crate::fields::Fields::of(&v, "body").unwrap(), "vision");
         assert_eq!(read(json!({})).unwrap(), None);
         assert_eq!(read(json!({"vision": null})).unwrap(), None);
         assert_eq!(read(json!({"vision": "off"})).unwrap(), Some(Off));

@@ -3,6 +3,10 @@
 
 use crate::error::ApiError;
 use crate::fields::{invalid_params, out_of_bounds, Fields};
+use crate::params::decl::{component, reference, BodyField, Components};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+use utoipa::ToSchema;
 
 /// Longest text of one TYPE interaction (characters).
 pub const MAX_TYPE_TEXT_CHARS: usize = 10_000;
@@ -53,6 +57,20 @@ pub enum Interaction {
     },
 }
 
+/// An interaction message's `action`, its fields named `action.x` in errors; documented by the union of
+/// the interactions selected by `type` (`schema::Interaction`).
+impl BodyField for Interaction {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(&super::schema::Interaction::name(), nullable, description)
+    }
+    fn components(out: &mut Components) {
+        component::<super::schema::Interaction>(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        f.opt_object(name, "action.")?.map(|action| parse_interaction(&action)).transpose()
+    }
+}
+
 fn parse_point(f: &Fields<'_>) -> Result<(f64, f64), ApiError> {
     let x = f.req_f64("x")?;
     let y = f.req_f64("y")?;
@@ -69,7 +87,7 @@ fn parse_point(f: &Fields<'_>) -> Result<(f64, f64), ApiError> {
     Ok((x, y))
 }
 
-pub(super) fn parse_interaction(f: &Fields<'_>) -> Result<Interaction, ApiError> {
+fn parse_interaction(f: &Fields<'_>) -> Result<Interaction, ApiError> {
     match f.req_str("type")? {
         "takeOverControl" => Ok(Interaction::TakeOverControl),
         "releaseControl" => Ok(Interaction::ReleaseControl),

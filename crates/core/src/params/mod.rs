@@ -10,13 +10,16 @@ use crate::policy::normalize_domain;
 use crate::secrets::Secrets;
 use crate::vision::VisionMode;
 pub use bodies::{InteractionRequest, LinkRequest, RunTaskRequest, StartSessionRequest};
-use interaction::parse_interaction;
 pub use interaction::{Interaction, MAX_TYPE_TEXT_CHARS, NAMED_KEYS};
 use serde_json::Value;
 
 mod bodies;
+pub(crate) mod decl;
 mod interaction;
 mod schema;
+
+use decl::{BodyGroup, Named};
+pub(crate) use schema::{ChatCompletionRequest, ChatMessage, GeolocationOption};
 
 /// Default and maximum session / task duration (ms).
 pub const MAX_DURATION_MS: u64 = 300_000;
@@ -66,11 +69,7 @@ pub enum CacheMode {
 impl CacheMode {
     /// `"auto"` or `"off"`; anything else is 400 `INVALID_PARAMS`.
     pub fn parse(raw: &str) -> Result<Self, ApiError> {
-        match raw {
-            "auto" => Ok(CacheMode::Auto),
-            "off" => Ok(CacheMode::Off),
-            other => Err(invalid_params(format!("cache {other:?} is not one of \"auto\", \"off\""))),
-        }
+        Self::named(raw).ok_or_else(|| invalid_params(format!("cache {raw:?} is not one of {}", Self::quoted_names())))
     }
 }
 
@@ -110,41 +109,6 @@ pub struct TaskLimitsPatch {
 }
 
 impl TaskLimitsPatch {
-    /// Reads the optional limit fields of `f` (a bad one is its 400, in this order of fields).
-    fn read(f: &Fields<'_>) -> Result<Self, ApiError> {
-        let starting_url = match f.opt_str("startingUrl")? {
-            None => None,
-            Some(u) if u.trim().is_empty() => Some(None),
-            Some(u) => Some(Some(parse_starting_url(u)?)),
-        };
-        let avoid_domains = match f.opt_str_array("avoidDomains")? {
-            None => None,
-            Some(list) => Some(parse_avoid_domains(&list)?),
-        };
-        let secrets = f.get("secrets").map(Secrets::parse).transpose()?;
-        let output_schema = f.get("outputSchema").map(OutputSchema::parse).transpose()?;
-        let replay_of = match f.opt_str("replayOf")?.map(str::trim) {
-            None => None,
-            Some(id) if id.is_empty() || id.len() > 100 => {
-                return Err(out_of_bounds("replayOf must be the taskId of an earlier task"))
-            }
-            Some(id) => Some(id.to_owned()),
-        };
-        let cache = f.opt_str("cache")?.map(CacheMode::parse).transpose()?;
-        Ok(TaskLimitsPatch {
-            cache,
-            max_duration_ms: f.opt_u64_in("maxDuration", MIN_DURATION_MS, MAX_DURATION_MS)?,
-            max_input_tokens: f.opt_u64_in("maxInputTokens", MIN_INPUT_TOKENS, MAX_INPUT_TOKENS)?,
-            max_output_tokens: f.opt_u64_in("maxOutputTokens", MIN_OUTPUT_TOKENS, MAX_OUTPUT_TOKENS)?,
-            starting_url,
-            avoid_domains,
-            secrets,
-            output_schema,
-            replay_of,
-            vision: VisionMode::read(f)?,
-        })
-    }
-
     /// The limits this patch gives, the rest from `base`: its secrets are added to the base's, while
     /// `outputSchema` and `replayOf` are a task's own and never inherited.
     pub fn over(self, base: &TaskLimits) -> TaskLimits {
@@ -163,14 +127,24 @@ impl TaskLimitsPatch {
     }
 }
 
-impl TaskLimits {
-    /// Reads the optional limit fields of `f`, each defaulting to the value in `base`.
-    fn read(f: &Fields<'_>, base: &TaskLimits) -> Result<Self, ApiError> {
-        Ok(TaskLimitsPatch::read(f)?.over(base))
+impl From<schema::TaskOptions> for TaskLimitsPatch {
+    fn from(o: schema::TaskOptions) -> Self {
+        TaskLimitsPatch {
+            max_duration_ms: o.max_duration.map(|d| d.0),
+            max_input_tokens: o.max_input_tokens.map(|t| t.0),
+            max_output_tokens: o.max_output_tokens.map(|t| t.0),
+            starting_url: o.starting_url.map(|u| u.0),
+            avoid_domains: o.avoid_domains.map(|d| d.0),
+            secrets: o.secrets,
+            output_schema: o.output_schema,
+            replay_of: o.replay_of.map(|r| r.0),
+            vision: o.vision,
+            cache: o.cache,
+        }
     }
 }
 
-fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
+pub(crate) fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
     let raw = raw.trim();
     if raw.len() > MAX_URL_LEN {
         return Err(out_of_bounds(format!("startingUrl must be at most {MAX_URL_LEN} characters")));
@@ -182,7 +156,7 @@ fn parse_starting_url(raw: &str) -> Result<String, ApiError> {
     }
 }
 
-fn parse_avoid_domains(list: &[&str]) -> Result<Vec<String>, ApiError> {
+pub(crate) fn parse_avoid_domains(list: &[&str]) -> Result<Vec<String>, ApiError> {
     if list.len() > MAX_AVOID_DOMAINS {
         return Err(out_of_bounds(format!("avoidDomains may hold at most {MAX_AVOID_DOMAINS} entries")));
     }
@@ -242,40 +216,56 @@ pub enum SessionOrigin {
 impl SessionParams {
     pub fn parse(body: &Value, origin: SessionOrigin) -> Result<Self, ApiError> {
         let f = Fields::of(body, "request body")?;
-        let task_details = match (f.opt_str("taskDetails")?, origin) {
-            (None, SessionOrigin::RunTask) => return Err(missing("taskDetails is required")),
-            (None, SessionOrigin::StartSession) => None,
-            (Some(s), SessionOrigin::StartSession) if s.trim().is_empty() => None,
-            (Some(s), _) => Some(parse_task_details(s)?),
-        };
-        if let Some(mode) = f.opt_str("mode")? {
-            if mode != "default" {
-                return Err(out_of_bounds("mode must be \"default\" (the only supported mode)"));
+        Ok(match origin {
+            SessionOrigin::StartSession => {
+                let b = schema::StartSessionRequest::read(&f)?;
+                let terminate = b.terminate_on_completion.unwrap_or(false);
+                let task_details = b.task_details.map(|t| t.0);
+                Self::of(task_details, terminate, b.recording, b.limits, b.profile, b.identity)
             }
-        }
-        let terminate = f.opt_bool("terminateOnCompletion")?.unwrap_or(false);
-        let recording = f.opt_bool("recording")?;
-        let limits = TaskLimits::read(&f, &TaskLimits::default())?;
-        let profile = f.opt_str("profile")?.map(str::to_owned);
-        if let Some(name) = &profile {
-            crate::profile::check_profile_name(name).map_err(|e| invalid_params(format!("profile: {e}")))?;
-        }
-        let persist_profile = f.opt_bool("persistProfile")?.unwrap_or(false);
-        if persist_profile && profile.is_none() {
-            return Err(missing("persistProfile needs a profile name (profile)"));
-        }
-        let proxies = crate::proxies::parse_proxies(f.get("proxies"))?;
-        Ok(SessionParams {
-            proxies,
-            task_details,
-            limits,
-            terminate_on_completion: origin == SessionOrigin::RunTask || terminate,
-            recording,
-            profile,
-            persist_profile,
-            identity: crate::identity::Identity::read(&f)?,
+            SessionOrigin::RunTask => {
+                let b = schema::RunTaskRequest::read(&f)?;
+                Self::of(Some(b.task_details.0), true, b.recording, b.limits, b.profile, b.identity)
+            }
         })
     }
+
+    fn of(
+        task_details: Option<String>,
+        terminate_on_completion: bool,
+        recording: Option<bool>,
+        limits: schema::TaskOptions,
+        profile: schema::ProfileOptions,
+        identity: schema::IdentityOptions,
+    ) -> Self {
+        SessionParams {
+            task_details,
+            limits: TaskLimitsPatch::from(limits).over(&TaskLimits::default()),
+            terminate_on_completion,
+            recording,
+            persist_profile: profile.persist_profile.unwrap_or(false),
+            profile: profile.profile.map(|p| p.0),
+            identity: identity.into(),
+            proxies: profile.proxies.map(|p| p.0).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<schema::IdentityOptions> for crate::identity::Identity {
+    fn from(o: schema::IdentityOptions) -> Self {
+        crate::identity::Identity {
+            locale: o.locale.map(|l| l.0),
+            timezone: o.timezone.map(|t| t.0),
+            user_agent: o.user_agent.map(|u| u.0),
+            geolocation: o.geolocation,
+        }
+    }
+}
+
+/// The identity fields of `body` (the identity module's tests).
+#[cfg(test)]
+pub(crate) fn read_identity(body: &Value) -> Result<crate::identity::Identity, ApiError> {
+    schema::IdentityOptions::read(&Fields::of(body, "request body")?).map(Into::into)
 }
 
 /// A `newTask` message: its text and the limits it gives; [`NewTaskMessage::with_defaults`] fills in the
@@ -341,19 +331,8 @@ pub struct SendMessage {
 
 impl SendMessage {
     pub fn parse(body: &Value) -> Result<Self, ApiError> {
-        let f = Fields::of(body, "request body")?;
-        if !f.has("sessionId") || !f.has("message") {
-            return Err(missing("sessionId and message are required"));
-        }
-        let session_id = id_text(f.req_str("sessionId")?);
-        if session_id.is_empty() {
-            return Err(missing("sessionId and message are required"));
-        }
-        let message = f.get("message").unwrap_or(&Value::Null);
-        if !message.is_object() {
-            return Err(invalid_params("message must be a JSON object"));
-        }
-        Ok(SendMessage { session_id: session_id.to_owned(), message: Message::parse(message) })
+        let body = schema::SendMessageRequest::read(&Fields::of(body, "request body")?)?;
+        Ok(SendMessage { session_id: body.session_id.0, message: body.message.0 })
     }
 }
 
@@ -364,38 +343,15 @@ impl Message {
         let action_type = f.req_str("actionType")?;
         match action_type {
             "newTask" => {
-                let new_state = f
-                    .opt_str("newState")?
-                    .ok_or_else(|| missing("newState is required: \"start\" for a newTask message"))?;
-                if new_state != "start" {
-                    return Err(invalid_params("newState must be \"start\" for a newTask message"));
-                }
-                let task_details = parse_task_details(f.req_str("taskDetails")?)?;
+                let m = schema::NewTaskMessage::read(&f)?;
                 Ok(Message::NewTask(NewTaskMessage {
-                    task_details,
-                    limits: TaskLimitsPatch::read(&f)?,
-                    terminate_on_completion: f.opt_bool("terminateOnCompletion")?.unwrap_or(false),
+                    task_details: m.task_details.0,
+                    limits: m.limits.into(),
+                    terminate_on_completion: m.terminate_on_completion.unwrap_or(false),
                 }))
             }
-            "state" => {
-                let wanted = "newState is required: one of \"pause\", \"resume\", \"stop\", \"terminate\"";
-                let cmd = match f.opt_str("newState")?.ok_or_else(|| missing(wanted))? {
-                    "pause" => StateCommand::Pause,
-                    "resume" => StateCommand::Resume,
-                    "stop" => StateCommand::Stop,
-                    "terminate" => StateCommand::Terminate,
-                    other => {
-                        return Err(invalid_params(format!(
-                            "newState {other:?} is not one of pause, resume, stop, terminate"
-                        )))
-                    }
-                };
-                Ok(Message::State(cmd))
-            }
-            "interaction" => {
-                let action = f.opt_object("action", "action.")?.ok_or_else(|| missing("action is required"))?;
-                Ok(Message::Interaction(parse_interaction(&action)?))
-            }
+            "state" => schema::StateMessage::read(&f).map(|m| Message::State(m.new_state)),
+            "interaction" => schema::InteractionMessage::read(&f).map(|m| Message::Interaction(m.action)),
             "guardrail" => {
                 let new_state = f
                     .opt_str("newState")?

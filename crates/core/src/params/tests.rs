@@ -176,3 +176,94 @@ fn a_new_tasks_limits_are_laid_over_the_sessions() {
     names.sort();
     assert_eq!(names, ["otp", "pw"], "the task's secrets are added to the session's");
 }
+
+/// The fields of `body` in the order they are checked: each answer names the first bad field left, which is
+/// then left out (or, when `fixes` gives it a good value, set to that).
+pub(super) fn check_order(
+    mut body: Value,
+    fixes: &[(&str, Value)],
+    read: impl Fn(&Value) -> Result<(), ApiError>,
+) -> Vec<String> {
+    let mut order = Vec::new();
+    while let Err(e) = read(&body) {
+        let field = e.message.split([' ', ':', '[', '.']).next().unwrap_or_default().to_owned();
+        let fields = body.as_object_mut().expect("an object");
+        match fixes.iter().find(|(name, _)| *name == field) {
+            Some((_, good)) if fields.get(&field) != Some(good) => drop(fields.insert(field.clone(), good.clone())),
+            _ => assert!(fields.remove(&field).is_some(), "{e:?} names no field left"),
+        }
+        order.push(field);
+    }
+    order
+}
+
+#[test]
+fn session_fields_are_checked_in_their_order() {
+    let names = [
+        "taskDetails",
+        "mode",
+        "terminateOnCompletion",
+        "recording",
+        "startingUrl",
+        "avoidDomains",
+        "secrets",
+        "outputSchema",
+        "replayOf",
+        "cache",
+        "maxDuration",
+        "maxInputTokens",
+        "maxOutputTokens",
+        "vision",
+        "profile",
+        "persistProfile",
+        "proxies",
+        "locale",
+        "timezone",
+        "userAgent",
+        "geolocation",
+    ];
+    let all_bad: Value = names.iter().map(|n| (n.to_string(), json!([[]]))).collect::<serde_json::Map<_, _>>().into();
+    for origin in [SessionOrigin::StartSession, SessionOrigin::RunTask] {
+        let mut body = all_bad.clone();
+        if origin == SessionOrigin::RunTask {
+            body["taskDetails"] = json!("a task");
+        }
+        let order = check_order(body, &[], |b| SessionParams::parse(b, origin).map(|_| ()));
+        let expected = names.iter().filter(|n| origin == SessionOrigin::StartSession || **n != "taskDetails");
+        assert_eq!(order, expected.copied().collect::<Vec<_>>(), "{origin:?}");
+    }
+}
+
+#[test]
+fn new_task_fields_are_checked_in_their_order() {
+    let names = [
+        "newState",
+        "taskDetails",
+        "startingUrl",
+        "avoidDomains",
+        "secrets",
+        "outputSchema",
+        "replayOf",
+        "cache",
+        "maxDuration",
+        "maxInputTokens",
+        "maxOutputTokens",
+        "vision",
+        "terminateOnCompletion",
+    ];
+    let mut body: serde_json::Map<String, Value> = names.iter().map(|n| (n.to_string(), json!([[]]))).collect();
+    body.insert("actionType".into(), json!("newTask"));
+    body.insert("mode".into(), json!([[]]));
+    let fixes = [("newState", json!("start")), ("taskDetails", json!("a task"))];
+    let order = check_order(body.into(), &fixes, |m| Message::parse(m).map(|_| ()));
+    assert_eq!(order, names, "and mode is not read");
+}
+
+#[test]
+fn chat_fields_are_checked_in_their_order() {
+    let names = ["model", "stream", "max_tokens", "temperature", "messages", "response_format", "metadata"];
+    let body: serde_json::Map<String, Value> = names.iter().map(|n| (n.to_string(), json!([[]]))).collect();
+    let fixes = [("model", json!(crate::chat::CHAT_MODEL)), ("messages", json!([{"role": "user", "content": "t"}]))];
+    let order = check_order(body.into(), &fixes, |b| crate::chat::ChatRequest::parse(b).map(|_| ()));
+    assert_eq!(order, names);
+}

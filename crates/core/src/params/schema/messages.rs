@@ -1,16 +1,12 @@
-//! The wire shape of send-message and of its four messages, selected by `actionType`, and of the
-//! interactions an `interaction` message (or the live view's take-over) carries, selected by `type`.
+//! The wire shape of send-message's four messages, selected by `actionType`, and of the interactions an
+//! `interaction` message (or the live view's take-over) carries, selected by `type`: documented here, read
+//! by hand (`params::Message::parse`, `params::interaction`) or declared in `task_messages.rs`.
 
-use super::SessionOptions;
+// Never built: each type describes a message its validator reads from JSON, for the schema derive alone.
+#![allow(dead_code)]
+
+use super::task_messages::{InteractionMessage, NewTaskMessage, StateMessage};
 use utoipa::ToSchema;
-
-/// The body of `POST /start/send-message`.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SendMessageRequest {
-    session_id: String,
-    message: Message,
-}
 
 /// A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`.
 #[derive(ToSchema)]
@@ -26,68 +22,6 @@ pub enum Message {
     State(StateMessage),
     Interaction(InteractionMessage),
     Guardrail(GuardrailMessage),
-}
-
-/// Starts a task in the session (waits up to 50 s for it, like run-task).
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NewTaskMessage {
-    action_type: NewTaskAction,
-    new_state: StartState,
-    #[schema(min_length = 1, max_length = 20000)]
-    task_details: String,
-    #[serde(flatten)]
-    options: SessionOptions,
-    terminate_on_completion: Option<bool>,
-}
-
-#[derive(ToSchema)]
-pub enum NewTaskAction {
-    #[serde(rename = "newTask")]
-    NewTask,
-}
-
-#[derive(ToSchema)]
-pub enum StartState {
-    #[serde(rename = "start")]
-    Start,
-}
-
-/// Pauses, resumes, stops or terminates the session's task.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct StateMessage {
-    action_type: StateAction,
-    new_state: StateCommand,
-}
-
-#[derive(ToSchema)]
-pub enum StateAction {
-    #[serde(rename = "state")]
-    State,
-}
-
-#[derive(ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StateCommand {
-    Pause,
-    Resume,
-    Stop,
-    Terminate,
-}
-
-/// A manual action in the browser.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct InteractionMessage {
-    action_type: InteractionAction,
-    action: Interaction,
-}
-
-#[derive(ToSchema)]
-pub enum InteractionAction {
-    #[serde(rename = "interaction")]
-    Interaction,
 }
 
 /// An interaction, selected by `type`. Coordinates: x 0 to 1024, y 155 to 600. Also the body of
