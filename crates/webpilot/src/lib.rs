@@ -123,12 +123,16 @@ struct ServiceTasks {
     webhooks: Tasks,
     /// The purges, the node's heartbeat and the announcements of lost sessions.
     background: Tasks,
+    /// The browser pool's disposals of contexts (waited for by `BrowserPool::shutdown`, before its
+    /// processes stop).
+    browsers: Tasks,
 }
 
 impl ServiceTasks {
     fn new() -> ServiceTasks {
         let root = Tasks::new();
-        ServiceTasks { serving: root.child(), webhooks: root.child(), background: root.child(), root }
+        let (serving, webhooks, background, browsers) = (root.child(), root.child(), root.child(), root.child());
+        ServiceTasks { serving, webhooks, background, browsers, root }
     }
 }
 
@@ -174,7 +178,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         TcpListener::bind(serve.listen).await.map_err(|source| StartError::Listen { addr: serve.listen, source })?;
     let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: serve.listen, source })?;
     let browser = webpilot_browser::identity(&serve.browser_user, serve.browser_no_sandbox)?;
-    let pool = BrowserPool::new(BrowserSettings {
+    let tasks = ServiceTasks::new();
+    let settings = BrowserSettings {
         executable: serve.chromium.clone(),
         processes: browser_processes(serve),
         max_sessions: serve.max_sessions,
@@ -191,7 +196,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
         max_session_file_bytes: serve.max_session_file_bytes,
         trusted_keys: serve.browser_trust_spki.clone(),
         ..BrowserSettings::default()
-    });
+    };
+    let pool = BrowserPool::new(settings, tasks.browsers.clone());
     let profiles = root_keys.profiles(serve)?;
     let proxies = OperatorProxies::new(&serve.proxies).map_err(StartError::Proxies)?;
     if store_cfg.is_shared() && serve.profile_key.is_none() {
@@ -250,7 +256,6 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     });
     let keys = node::SharedKeys::load(&store).await?;
     let sockets = Arc::new(SocketRegistry::new(keys.socket));
-    let tasks = ServiceTasks::new();
     let stop = tasks.root.stop_token();
     let events = redis.as_ref().map(|link| webpilot_cluster::EventFanout::new(link.clone(), &serve.redis_prefix));
     if let Some(fanout) = events.clone() {
