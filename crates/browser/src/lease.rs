@@ -10,14 +10,15 @@ use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::{Notify, OwnedSemaphorePermit};
-use tokio_util::task::TaskTracker;
 use webpilot_egress::EgressProxy;
+use webpilot_tasks::Tasks;
 
 /// Disposes its browser context when dropped, and stops the context's egress proxy.
 pub(crate) struct ContextGuard {
     pub(crate) process: Arc<BrowserProcess>,
     pub(crate) context: BrowserContextId,
-    pub(crate) tracker: TaskTracker,
+    /// The pool's group, which runs the disposal.
+    pub(crate) tasks: Tasks,
     pub(crate) timeout: std::time::Duration,
     pub(crate) _proxy: EgressProxy,
     /// Where the context's downloads land (none on a remote browser, where they are denied).
@@ -33,7 +34,7 @@ impl Drop for ContextGuard {
         if tokio::runtime::Handle::try_current().is_err() {
             return; // no runtime left: the process itself is going away
         }
-        self.tracker.spawn(async move {
+        self.tasks.spawn("context disposal", async move {
             if !process.is_alive() {
                 return;
             }

@@ -1,7 +1,7 @@
 //! The browser pool: a bounded number of session leases (one isolated browser context and page each)
 //! spread over a few Chromium processes, served from the warm pool (`warm.rs`) when it has a context
 //! ready and prepared on the spot otherwise. A dead process is replaced on the next lease; a lease's
-//! context is disposed when the lease drops, by a task the pool owns and waits for at shutdown.
+//! context is disposed when the lease drops, by a task of the pool's group, waited for at shutdown.
 
 use crate::config::BrowserSettings;
 use crate::downloads::DownloadLimits;
@@ -18,8 +18,8 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::{Mutex, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use webpilot_egress::{EgressProxy, ProxyListen};
+use webpilot_tasks::Tasks;
 
 /// Numbers for the health endpoint and the benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,13 +59,16 @@ pub(crate) struct PoolInner {
     preparing: Semaphore,
     slots: Vec<Mutex<Option<Arc<BrowserProcess>>>>,
     next: AtomicUsize,
-    tracker: TaskTracker,
+    /// The disposals of contexts whose lease dropped.
+    tasks: Tasks,
     pub(crate) warm: WarmPool,
     refilling: AtomicBool,
 }
 
 impl BrowserPool {
-    pub fn new(settings: BrowserSettings) -> Self {
+    /// A pool under `settings`, whose disposals of contexts run in `tasks` (waited for by
+    /// [`BrowserPool::shutdown`]).
+    pub fn new(settings: BrowserSettings, tasks: Tasks) -> Self {
         // One slot per remote endpoint when there are any, else per local process.
         let count = if settings.endpoints.is_empty() { settings.processes.max(1) } else { settings.endpoints.len() };
         let slots = (0..count).map(|_| Mutex::new(None)).collect();
@@ -81,7 +84,7 @@ impl BrowserPool {
                 settings,
                 slots,
                 next: AtomicUsize::new(0),
-                tracker: TaskTracker::new(),
+                tasks,
                 warm: WarmPool::default(),
                 refilling: AtomicBool::new(false),
             }),
@@ -177,14 +180,8 @@ impl BrowserPool {
         let context = within(timeout, "create browser context", process.browser.create_browser_context(params)).await?;
         process.contexts.fetch_add(1, Ordering::SeqCst);
         // From here on the guard disposes the context if anything fails.
-        let mut guard = ContextGuard {
-            process,
-            context,
-            tracker: self.inner.tracker.clone(),
-            timeout,
-            _proxy: proxy,
-            downloads: None,
-        };
+        let mut guard =
+            ContextGuard { process, context, tasks: self.inner.tasks.clone(), timeout, _proxy: proxy, downloads: None };
         // Downloads land in the context's own directory, under the caps (denied on a remote browser).
         let settings = &self.inner.settings;
         let limits = DownloadLimits { per_file: settings.max_file_bytes, per_session: settings.max_session_file_bytes };
@@ -299,8 +296,7 @@ impl BrowserPool {
     pub async fn shutdown(&self) {
         self.inner.warm.stop.cancel();
         self.inner.warm.drain();
-        self.inner.tracker.close();
-        self.inner.tracker.wait().await;
+        self.inner.tasks.wait().await;
         let mut profiles = Vec::new();
         for slot in &self.inner.slots {
             if let Some(process) = slot.lock().await.take() {

@@ -4,6 +4,7 @@
 //! are put where its page's file inputs may be given them.
 
 use crate::file_store::FileStore;
+use std::future::Future;
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -54,25 +55,7 @@ impl Files {
     /// session's context goes. With `quiet`, it also waits until no download has been under way for that
     /// long: a task's last click may start one whose first event has not come yet (a run-task's end).
     pub async fn settle_downloads(&self, lease: &BrowserLease, quiet: Duration) {
-        let deadline = tokio::time::Instant::now() + DOWNLOAD_GRACE;
-        let mut calm_since = tokio::time::Instant::now();
-        loop {
-            let busy = lease.downloads_in_flight() > 0;
-            if busy {
-                calm_since = tokio::time::Instant::now();
-            }
-            let calm_until = calm_since + quiet;
-            tokio::select! {
-                biased;
-                outcome = lease.next_download() => {
-                    self.on_download(outcome).await;
-                    calm_since = tokio::time::Instant::now();
-                }
-                _ = tokio::time::sleep_until(calm_until), if !busy => return,
-                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
-                _ = tokio::time::sleep_until(deadline) => return,
-            }
-        }
+        settle(lease, quiet, |outcome| self.on_download(outcome)).await;
     }
 
     /// Puts the session's stored files where its page's file inputs may be given them (a file already
@@ -162,12 +145,151 @@ impl Files {
     }
 }
 
+/// Where a session's downloads come from: its lease (or a test's stand-in).
+pub(crate) trait Downloads {
+    /// Downloads begun and not yet handed over.
+    fn in_flight(&self) -> usize;
+    /// The next finished (or refused) download; never resolves while there is none.
+    fn next(&self) -> impl Future<Output = DownloadOutcome> + Send;
+}
+
+impl Downloads for BrowserLease {
+    fn in_flight(&self) -> usize {
+        self.downloads_in_flight()
+    }
+
+    fn next(&self) -> impl Future<Output = DownloadOutcome> + Send {
+        self.next_download()
+    }
+}
+
+/// [`Files::settle_downloads`]'s wait: hands each download `downloads` reports to `keep` until none has
+/// been under way for `quiet` (looked at every 50 ms), or [`DOWNLOAD_GRACE`] has passed.
+async fn settle<D, F, Fut>(downloads: &D, quiet: Duration, mut keep: F)
+where
+    D: Downloads,
+    F: FnMut(DownloadOutcome) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let deadline = tokio::time::Instant::now() + DOWNLOAD_GRACE;
+    let mut calm_since = tokio::time::Instant::now();
+    loop {
+        let busy = downloads.in_flight() > 0;
+        if busy {
+            calm_since = tokio::time::Instant::now();
+        }
+        let calm_until = calm_since + quiet;
+        tokio::select! {
+            biased;
+            outcome = downloads.next() => {
+                keep(outcome).await;
+                calm_since = tokio::time::Instant::now();
+            }
+            _ = tokio::time::sleep_until(calm_until), if !busy => return,
+            _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            _ = tokio::time::sleep_until(deadline) => return,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::paused::{ends_exactly_at, MS};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use tokio::time::Instant;
+
     #[test]
     fn data_urls_name_their_type() {
         assert_eq!(super::data_url_mime("data:text/plain;base64,aGk="), Some("text/plain"));
         assert_eq!(super::data_url_mime("data:,hi"), None);
         assert_eq!(super::data_url_mime("blob:http://x/1"), None);
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// Downloads that begin and end at set times (ms from the start, in the order they end), each handed
+    /// over as it ends.
+    struct Scripted {
+        start: Instant,
+        downloads: Vec<(u64, u64)>,
+        handed: AtomicUsize,
+    }
+
+    impl Scripted {
+        fn new(downloads: &[(u64, u64)]) -> Self {
+            Scripted { start: Instant::now(), downloads: downloads.to_vec(), handed: AtomicUsize::new(0) }
+        }
+    }
+
+    impl Downloads for Scripted {
+        fn in_flight(&self) -> usize {
+            let now = self.start.elapsed();
+            let handed = self.handed.load(Ordering::SeqCst);
+            self.downloads.iter().skip(handed).filter(|(begins, _)| ms(*begins) <= now).count()
+        }
+
+        fn next(&self) -> impl Future<Output = DownloadOutcome> + Send {
+            let n = self.handed.load(Ordering::SeqCst);
+            let next = self.downloads.get(n).map(|(_, ends)| self.start + ms(*ends));
+            async move {
+                let Some(ends) = next else { return std::future::pending().await };
+                tokio::time::sleep_until(ends).await;
+                self.handed.fetch_add(1, Ordering::SeqCst);
+                DownloadOutcome::Refused { suggested: format!("file{n}"), reason: "scripted".into() }
+            }
+        }
+    }
+
+    /// Settles `downloads` with `quiet`; which were kept, and when (ms from the start).
+    async fn settled(downloads: &Scripted, quiet: Duration) -> Vec<(String, u128)> {
+        let kept = Mutex::new(Vec::new());
+        settle(downloads, quiet, |outcome| {
+            let (DownloadOutcome::Refused { suggested, .. } | DownloadOutcome::Saved { suggested, .. }) = outcome;
+            kept.lock().expect("kept").push((suggested, downloads.start.elapsed().as_millis()));
+            std::future::ready(())
+        })
+        .await;
+        kept.into_inner().expect("kept")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_nothing_under_way_a_session_ends_at_once_or_after_the_quiet() {
+        let none = Scripted::new(&[]);
+        assert!(ends_exactly_at(Duration::ZERO, settled(&none, Duration::ZERO)).await.is_empty());
+        let none = Scripted::new(&[]);
+        let kept = ends_exactly_at(Duration::from_secs(1), settled(&none, Duration::from_secs(1))).await;
+        assert!(kept.is_empty(), "a second of quiet after a run-task's last step, and nothing came");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_download_under_way_is_kept_and_the_quiet_counts_from_it() {
+        let one = Scripted::new(&[(0, 3_000)]);
+        let kept = ends_exactly_at(ms(3_000), settled(&one, Duration::ZERO)).await;
+        assert_eq!(kept, [("file0".to_string(), 3_000)]);
+        let one = Scripted::new(&[(0, 3_000)]);
+        let kept = ends_exactly_at(ms(4_000), settled(&one, Duration::from_secs(1))).await;
+        assert_eq!(kept, [("file0".to_string(), 3_000)], "kept as it ended, then a second of quiet");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_download_that_begins_within_the_quiet_is_waited_for() {
+        let late = Scripted::new(&[(500, 2_000), (2_600, 2_900)]);
+        let kept = ends_exactly_at(ms(3_900), settled(&late, Duration::from_secs(1))).await;
+        assert_eq!(kept, [("file0".to_string(), 2_000), ("file1".to_string(), 2_900)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_download_still_under_way_is_given_up_at_the_grace() {
+        let endless = Scripted::new(&[(0, 60_000)]);
+        let kept = ends_exactly_at(DOWNLOAD_GRACE, settled(&endless, Duration::from_secs(1))).await;
+        assert!(kept.is_empty(), "given up after {DOWNLOAD_GRACE:?}");
+        // One that ends a millisecond before the grace is kept.
+        let just = Scripted::new(&[(0, 10_000 - 1)]);
+        let kept = ends_exactly_at(DOWNLOAD_GRACE, settled(&just, Duration::from_secs(1))).await;
+        assert_eq!(kept, [("file0".to_string(), (DOWNLOAD_GRACE - MS).as_millis())]);
     }
 }

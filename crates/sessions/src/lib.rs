@@ -15,6 +15,8 @@ mod input;
 mod live;
 mod manager;
 mod overview;
+#[cfg(test)]
+mod paused;
 mod profiles;
 mod proxies;
 mod recording;

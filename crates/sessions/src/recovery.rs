@@ -10,11 +10,13 @@
 use crate::config::SessionConfig;
 use crate::error::SessionError;
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 use webpilot_agent::AgentError;
-use webpilot_browser::{BrowserError, BrowserLease, BrowserPool, CookieJar, Replacement};
+use webpilot_browser::{BrowserError, BrowserLease, BrowserPool, CookieJar, DomainPolicy, Replacement};
 use webpilot_core::ErrorCode;
 
 /// Time allowed for one snapshot (the actor waits for it).
@@ -22,7 +24,7 @@ const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A session's recovery: what it knew about its browser the last time it looked, and how to replace it.
 pub(crate) struct Recovery {
-    pool: BrowserPool,
+    replace: Replace,
     cookies: CookieJar,
     url: Option<String>,
     /// When the next periodic snapshot is due.
@@ -30,6 +32,31 @@ pub(crate) struct Recovery {
     every: Duration,
     grace: Duration,
     window: Duration,
+}
+
+/// How a lost context is replaced: the pool's [`BrowserPool::replacement`] (a test's stand-in).
+type Replace = Arc<dyn Fn(DomainPolicy) -> Pin<Box<dyn Future<Output = Replaced> + Send>> + Send + Sync>;
+type Replaced = Result<Replacement, BrowserError>;
+
+/// What a snapshot reads of the session's browser: its lease (or a test's stand-in).
+pub(crate) trait Snapshotted {
+    fn is_alive(&self) -> bool;
+    fn cookies(&self) -> impl Future<Output = Result<CookieJar, BrowserError>> + Send;
+    fn url(&self) -> impl Future<Output = Result<String, BrowserError>> + Send;
+}
+
+impl Snapshotted for BrowserLease {
+    fn is_alive(&self) -> bool {
+        BrowserLease::is_alive(self)
+    }
+
+    fn cookies(&self) -> impl Future<Output = Result<CookieJar, BrowserError>> + Send {
+        BrowserLease::cookies(self)
+    }
+
+    fn url(&self) -> impl Future<Output = Result<String, BrowserError>> + Send {
+        self.page().url()
+    }
 }
 
 /// The replacement attempts under way (aborted if dropped: the session ended first).
@@ -49,8 +76,17 @@ pub(crate) fn instance_lost_error() -> AgentError {
 impl Recovery {
     /// The first snapshot is due a second after the session opens.
     pub fn new(pool: BrowserPool, config: &SessionConfig) -> Self {
+        let replace: Replace = Arc::new(move |policy| {
+            let pool = pool.clone();
+            Box::pin(async move { pool.replacement(policy).await })
+        });
+        Recovery::with(replace, config)
+    }
+
+    /// [`Recovery::new`], replacing a lost context with `replace`.
+    fn with(replace: Replace, config: &SessionConfig) -> Self {
         Recovery {
-            pool,
+            replace,
             cookies: CookieJar::default(),
             url: None,
             next: Instant::now() + Duration::from_secs(1),
@@ -71,13 +107,13 @@ impl Recovery {
     }
 
     /// The periodic snapshot: taken now, the next one due a period later.
-    pub async fn periodic_snapshot(&mut self, lease: &BrowserLease) {
+    pub async fn periodic_snapshot(&mut self, lease: &impl Snapshotted) {
         self.snapshot(lease).await;
         self.next = Instant::now() + self.every;
     }
 
     /// Records the context's cookies and the page's URL, if the browser answers in time.
-    pub async fn snapshot(&mut self, lease: &BrowserLease) {
+    pub async fn snapshot(&mut self, lease: &impl Snapshotted) {
         if !lease.is_alive() {
             return;
         }
@@ -86,7 +122,7 @@ impl Recovery {
             Ok(Err(e)) => tracing::debug!(error = %e, "cookie snapshot failed"),
             Err(_) => tracing::debug!("cookie snapshot timed out"),
         }
-        if let Ok(Ok(url)) = tokio::time::timeout(SNAPSHOT_TIMEOUT, lease.page().url()).await {
+        if let Ok(Ok(url)) = tokio::time::timeout(SNAPSHOT_TIMEOUT, lease.url()).await {
             if url.starts_with("http://") || url.starts_with("https://") {
                 self.url = Some(url);
             }
@@ -95,14 +131,15 @@ impl Recovery {
 
     /// Starts asking the pool for a context to replace `lease`'s lost one.
     pub fn attempt(&self, lease: &BrowserLease) -> Attempt {
-        let policy = lease.page().policy().clone();
+        self.attempt_for(lease.page().policy().clone())
+    }
+
+    /// Starts asking for a context under `policy`.
+    fn attempt_for(&self, policy: DomainPolicy) -> Attempt {
         // A bare spawn on purpose: the attempt belongs to the actor's recovery, which drops (and so aborts) it
         // when the session ends; no group outlives it.
-        let pool = self.pool.clone();
-        let replace = move || {
-            let (pool, policy) = (pool.clone(), policy.clone());
-            async move { pool.replacement(policy).await }
-        };
+        let replace = self.replace.clone();
+        let replace = move || replace(policy.clone());
         AbortOnDropHandle::new(tokio::spawn(reacquire(replace, self.window)))
     }
 
@@ -162,7 +199,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
+    use crate::paused::ends_exactly_at;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
 
     /// A replacement that fails `failures` times, recording when (ms after the loss) each attempt began.
     fn failing(
@@ -206,5 +245,116 @@ mod tests {
         let result = reacquire(hanging, Duration::from_secs(3)).await;
         assert!(matches!(result, Err(BrowserError::Timeout(_))));
         assert_eq!(start.elapsed(), Duration::from_secs(3), "exactly at the window's end");
+    }
+
+    /// A recovery under `config` whose replacements fail (or never come, with `hang`), recording when (ms
+    /// after the loss) each attempt began.
+    fn recovery(config: &SessionConfig, hang: bool, times: &Arc<Mutex<Vec<u128>>>) -> Recovery {
+        let (start, times) = (Instant::now(), times.clone());
+        let replace: Replace = Arc::new(move |_policy| {
+            times.lock().expect("times").push(start.elapsed().as_millis());
+            Box::pin(async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                Err(BrowserError::NoCapacity)
+            })
+        });
+        Recovery::with(replace, config)
+    }
+
+    fn config(grace_s: u64, reconnect_s: u64) -> SessionConfig {
+        SessionConfig {
+            instance_grace_period: Duration::from_secs(grace_s),
+            reconnect_window: Duration::from_secs(reconnect_s),
+            ..SessionConfig::default()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_new_recovery_tries_within_the_shorter_of_its_grace_and_reconnect_window() {
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let short_grace = recovery(&config(5, 300), false, &times);
+        assert_eq!(short_grace.grace_ms(), 5_000);
+        let result =
+            ends_exactly_at(Duration::from_millis(3_750), short_grace.attempt_for(DomainPolicy::default())).await;
+        assert!(matches!(result, Ok(Err(BrowserError::NoCapacity))));
+        assert_eq!(*times.lock().expect("times"), [0, 250, 750, 1_750, 3_750], "the next, at 7.75 s, is past 5 s");
+        let times = Arc::new(Mutex::new(Vec::new()));
+        let short_window = recovery(&config(300, 2), false, &times);
+        assert_eq!(short_window.grace_ms(), 300_000);
+        let result =
+            ends_exactly_at(Duration::from_millis(1_750), short_window.attempt_for(DomainPolicy::default())).await;
+        assert!(matches!(result, Ok(Err(BrowserError::NoCapacity))));
+        assert_eq!(*times.lock().expect("times"), [0, 250, 750, 1_750]);
+        let hanging = recovery(&config(3, 300), true, &times);
+        let result = ends_exactly_at(Duration::from_secs(3), hanging.attempt_for(DomainPolicy::default())).await;
+        assert!(matches!(result, Ok(Err(BrowserError::Timeout(_)))), "cut off as the grace ends");
+    }
+
+    /// A browser whose every read answers after `answers_in`, with the page at `url`.
+    struct Browser {
+        alive: bool,
+        answers_in: Duration,
+        url: &'static str,
+        reads: AtomicUsize,
+    }
+
+    fn browser(answers_in: Duration, url: &'static str) -> Browser {
+        Browser { alive: true, answers_in, url, reads: AtomicUsize::new(0) }
+    }
+
+    impl Snapshotted for Browser {
+        fn is_alive(&self) -> bool {
+            self.alive
+        }
+
+        fn cookies(&self) -> impl Future<Output = Result<CookieJar, BrowserError>> + Send {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            let wait = self.answers_in;
+            async move {
+                tokio::time::sleep(wait).await;
+                Ok(CookieJar::default())
+            }
+        }
+
+        fn url(&self) -> impl Future<Output = Result<String, BrowserError>> + Send {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            let (wait, url) = (self.answers_in, self.url.to_string());
+            async move {
+                tokio::time::sleep(wait).await;
+                Ok(url)
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn snapshots_come_a_period_after_the_last_one_ended_and_each_read_is_cut_at_two_seconds() {
+        let start = Instant::now();
+        let mut r = recovery(&config(300, 300), false, &Arc::new(Mutex::new(Vec::new())));
+        assert_eq!(r.snapshot_due(), start + Duration::from_secs(1), "the first a second after the session opens");
+        tokio::time::sleep_until(r.snapshot_due()).await;
+        r.periodic_snapshot(&browser(Duration::ZERO, "https://a.example/")).await;
+        assert_eq!(r.url.as_deref(), Some("https://a.example/"));
+        assert_eq!(r.snapshot_due(), start + Duration::from_secs(6), "then every 5 s");
+        tokio::time::sleep_until(r.snapshot_due()).await;
+        let slow = browser(Duration::from_millis(1_500), "https://b.example/");
+        ends_exactly_at(Duration::from_secs(3), r.periodic_snapshot(&slow)).await;
+        assert_eq!(r.url.as_deref(), Some("https://b.example/"));
+        assert_eq!(r.snapshot_due(), start + Duration::from_secs(14), "5 s after a snapshot that ended at 9 s");
+        tokio::time::sleep_until(r.snapshot_due()).await;
+        let hung = browser(Duration::from_secs(3_600), "https://c.example/");
+        ends_exactly_at(SNAPSHOT_TIMEOUT * 2, r.periodic_snapshot(&hung)).await;
+        assert_eq!(r.url.as_deref(), Some("https://b.example/"), "what it knew is kept");
+        assert_eq!(r.snapshot_due(), start + Duration::from_secs(23));
+        let blank = browser(Duration::ZERO, "about:blank");
+        r.snapshot(&blank).await;
+        assert_eq!(r.url.as_deref(), Some("https://b.example/"), "only a web page is reopened");
+        tokio::time::sleep_until(r.snapshot_due()).await;
+        let dead = Browser { alive: false, ..browser(Duration::ZERO, "https://d.example/") };
+        ends_exactly_at(Duration::ZERO, r.periodic_snapshot(&dead)).await;
+        assert_eq!(dead.reads.load(Ordering::SeqCst), 0, "nothing is read from a dead browser");
+        assert_eq!(r.url.as_deref(), Some("https://b.example/"));
+        assert_eq!(r.snapshot_due(), start + Duration::from_secs(23) + Duration::from_secs(5));
     }
 }

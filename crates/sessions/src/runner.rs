@@ -171,24 +171,53 @@ impl PendingOutcome {
     /// next start fails the task as interrupted, as after a crash).
     pub async fn store_eventually(mut self, store: &Store, id: &TaskId, stop: &tokio_util::sync::CancellationToken) {
         let webhook = self.webhook.take();
-        loop {
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        let (outcome, usage, cost) = (&self.outcome, self.usage, self.cost);
+        let write = || store.finish_task(id, outcome, usage, cost, webhook.as_ref());
+        match write_until_stored(id, stop, write).await {
+            Retried::Stored => {
+                self.hold.release().await;
+                tracing::info!(task = %id, "a task outcome was stored on a later attempt");
             }
-            match store.finish_task(id, &self.outcome, self.usage, self.cost, webhook.as_ref()).await {
-                Ok(_) => {
-                    self.hold.release().await;
-                    tracing::info!(task = %id, "a task outcome was stored on a later attempt");
-                    return;
-                }
-                Err(StoreError::NotFound(_)) => {
-                    self.hold.release().await;
-                    tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored");
-                    return;
-                }
-                Err(e) => tracing::warn!(task = %id, error = %e, "storing a task outcome failed again"),
+            Retried::Gone => {
+                self.hold.release().await;
+                tracing::warn!(task = %id, "the task was ended by another node meanwhile; not stored");
             }
+            Retried::Stopped => {}
+        }
+    }
+}
+
+/// How often an outcome the store did not take is written again.
+const STORE_EVERY: Duration = Duration::from_secs(1);
+
+/// What became of an outcome written again and again.
+#[derive(Debug, PartialEq, Eq)]
+enum Retried {
+    Stored,
+    /// The task is no longer running in the database (another node ended it).
+    Gone,
+    Stopped,
+}
+
+/// Runs `write` every [`STORE_EVERY`] (the first a period from now: it has just failed) until it
+/// succeeds, finds the task gone, or `stop` is cancelled.
+async fn write_until_stored<T, Fut>(
+    id: &TaskId,
+    stop: &tokio_util::sync::CancellationToken,
+    mut write: impl FnMut() -> Fut,
+) -> Retried
+where
+    Fut: Future<Output = Result<T, StoreError>>,
+{
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return Retried::Stopped,
+            _ = tokio::time::sleep(STORE_EVERY) => {}
+        }
+        match write().await {
+            Ok(_) => return Retried::Stored,
+            Err(StoreError::NotFound(_)) => return Retried::Gone,
+            Err(e) => tracing::warn!(task = %id, error = %e, "storing a task outcome failed again"),
         }
     }
 }
@@ -333,6 +362,7 @@ pub(crate) async fn task_end(task: &mut Option<RunningTask>) -> Result<String, A
 mod tests {
     use super::*;
     use crate::admission::Admission;
+    use crate::paused::ends_exactly_at;
     use tokio::time::{sleep, Instant};
     use webpilot_core::UserId;
 
@@ -402,5 +432,63 @@ mod tests {
         .await;
         assert_eq!(in_time.ok().as_deref(), Some("in time"));
         assert_eq!(start.elapsed(), max - MS);
+    }
+
+    /// A write that answers `results` in turn (then fails), recording when (ms from the start) each began.
+    fn scripted(
+        results: Vec<Result<i64, StoreError>>,
+        times: &Arc<std::sync::Mutex<Vec<u128>>>,
+    ) -> impl FnMut() -> std::future::Ready<Result<i64, StoreError>> {
+        let (start, times) = (Instant::now(), times.clone());
+        let mut results = results.into_iter();
+        move || {
+            times.lock().expect("times").push(start.elapsed().as_millis());
+            std::future::ready(results.next().unwrap_or(Err(StoreError::Corrupt("database away".into()))))
+        }
+    }
+
+    fn away() -> Result<i64, StoreError> {
+        Err(StoreError::Corrupt("database away".into()))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_kept_outcome_is_written_again_every_second_until_stored() {
+        let (id, stop) = (TaskId::generate(), tokio_util::sync::CancellationToken::new());
+        let times = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let write = scripted(vec![away(), away(), Ok(0)], &times);
+        let retried = ends_exactly_at(Duration::from_secs(3), write_until_stored(&id, &stop, write)).await;
+        assert_eq!(retried, Retried::Stored);
+        assert_eq!(*times.lock().expect("times"), [1_000, 2_000, 3_000], "a second after the failed first write");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_kept_outcome_of_a_task_another_node_ended_is_dropped() {
+        let (id, stop) = (TaskId::generate(), tokio_util::sync::CancellationToken::new());
+        let times = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let write = scripted(vec![away(), Err(StoreError::NotFound("task"))], &times);
+        let retried = ends_exactly_at(Duration::from_secs(2), write_until_stored(&id, &stop, write)).await;
+        assert_eq!(retried, Retried::Gone);
+        assert_eq!(*times.lock().expect("times"), [1_000, 2_000]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writing_a_kept_outcome_stops_at_shutdown_without_waiting_for_the_next_try() {
+        let (id, stop) = (TaskId::generate(), tokio_util::sync::CancellationToken::new());
+        let times = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let write = scripted(Vec::new(), &times);
+        let shutdown = async {
+            sleep(Duration::from_millis(2_500)).await;
+            stop.cancel();
+            std::future::pending::<Retried>().await
+        };
+        let writing = async {
+            tokio::select! {
+                r = write_until_stored(&id, &stop, write) => r,
+                r = shutdown => r,
+            }
+        };
+        let retried = ends_exactly_at(Duration::from_millis(2_500), writing).await;
+        assert_eq!(retried, Retried::Stopped);
+        assert_eq!(*times.lock().expect("times"), [1_000, 2_000], "no write after the stop");
     }
 }

@@ -117,12 +117,16 @@ struct ServiceTasks {
     webhooks: Tasks,
     /// The purges, the node's heartbeat and the announcements of lost sessions.
     background: Tasks,
+    /// The browser pool's disposals of contexts (waited for by `BrowserPool::shutdown`, before its
+    /// processes stop).
+    browsers: Tasks,
 }
 
 impl ServiceTasks {
     fn new() -> ServiceTasks {
         let root = Tasks::new();
-        ServiceTasks { serving: root.child(), webhooks: root.child(), background: root.child(), root }
+        let (serving, webhooks, background, browsers) = (root.child(), root.child(), root.child(), root.child());
+        ServiceTasks { serving, webhooks, background, browsers, root }
     }
 }
 
@@ -132,7 +136,8 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let listener =
         TcpListener::bind(serve.listen).await.map_err(|source| StartError::Listen { addr: serve.listen, source })?;
     let addr = listener.local_addr().map_err(|source| StartError::Listen { addr: serve.listen, source })?;
-    let pool = parts::browser_pool(serve)?;
+    let tasks = ServiceTasks::new();
+    let pool = parts::browser_pool(serve, tasks.browsers.clone())?;
     let profiles = root_keys.profiles(serve)?;
     let proxies = OperatorProxies::new(&serve.proxies).map_err(StartError::Proxies)?;
     if store_cfg.is_shared() && serve.profile_key.is_none() {
@@ -156,7 +161,6 @@ pub async fn start(serve: &ServeConfig, store_cfg: &StoreConfig) -> Result<Runni
     let rate = parts::rate_limiter(serve, redis.as_ref());
     let keys = node::SharedKeys::load(&store).await?;
     let sockets = Arc::new(SocketRegistry::new(keys.socket));
-    let tasks = ServiceTasks::new();
     let stop = tasks.root.stop_token();
     let events = redis.as_ref().map(|link| webpilot_cluster::EventFanout::new(link.clone(), &serve.redis_prefix));
     if let Some(fanout) = events.clone() {

@@ -22,6 +22,7 @@ use webpilot_llm::{LlmConfig, Provider};
 use webpilot_recordings::Recorders;
 use webpilot_sessions::{ProfileSettings, SessionConfig};
 use webpilot_store::Store;
+use webpilot_tasks::Tasks;
 
 /// The store, opened, sealed under the current key and recovered from an unexpected stop, with what it
 /// was opened with.
@@ -65,9 +66,10 @@ pub(crate) async fn open_store(serve: &ServeConfig, store_cfg: &StoreConfig) -> 
 }
 
 /// The pool of Chromium processes the sessions' contexts live in.
-pub(crate) fn browser_pool(serve: &ServeConfig) -> Result<BrowserPool, StartError> {
+/// Its disposals of contexts run in `disposals` (waited for by `BrowserPool::shutdown`).
+pub(crate) fn browser_pool(serve: &ServeConfig, disposals: Tasks) -> Result<BrowserPool, StartError> {
     let browser = webpilot_browser::identity(&serve.browser_user, serve.browser_no_sandbox)?;
-    Ok(BrowserPool::new(BrowserSettings {
+    let settings = BrowserSettings {
         executable: serve.chromium.clone(),
         processes: browser_processes(serve),
         max_sessions: serve.max_sessions,
@@ -84,7 +86,8 @@ pub(crate) fn browser_pool(serve: &ServeConfig) -> Result<BrowserPool, StartErro
         max_session_file_bytes: serve.max_session_file_bytes,
         trusted_keys: serve.browser_trust_spki.clone(),
         ..BrowserSettings::default()
-    }))
+    };
+    Ok(BrowserPool::new(settings, disposals))
 }
 
 /// Sessions per Chromium process when `--browser-processes` is left to choose.
