@@ -19,7 +19,7 @@ mod interaction;
 mod schema;
 
 use decl::{BodyGroup, Named};
-pub(crate) use schema::{ChatCompletionRequest, ChatMessage, GeolocationOption};
+pub(crate) use schema::{ChatCompletionRequest, ChatMessage};
 
 /// Default and maximum session / task duration (ms).
 pub const MAX_DURATION_MS: u64 = 300_000;

@@ -6,6 +6,7 @@
 //! types, and the tests below hold every property named here to a field its validator reads.
 
 mod chat;
+mod identity;
 mod messages;
 mod parts;
 mod session;

@@ -1,9 +1,10 @@
 //! The bodies of start-session and run-task, declared once: each field's name, type (with its bounds) and
 //! description, in the order the fields are checked (the first bad one is the answer).
 
+use super::identity::{Locale, TimeZone, UserAgent};
 use super::values::{persist_needs_profile, AvoidDomains, DefaultMode, ProfileName, Proxies};
 use super::values::{ReplayOf, StartingUrl, TaskText};
-use crate::identity::{Geolocation, Locale, TimeZone, UserAgent};
+use crate::identity::Geolocation;
 use crate::output::OutputSchema;
 use crate::params::decl::{body, Int};
 use crate::params::{CacheMode, MAX_DURATION_MS, MAX_INPUT_TOKENS, MAX_OUTPUT_TOKENS};
