@@ -18,7 +18,7 @@ impl SessionManager {
     pub fn watch_accounts(&self, every: Duration) {
         let me = self.clone();
         let stop = self.stopping().clone();
-        self.spawn(async move { every_until_stopped(every, &stop, || me.end_deactivated()).await });
+        self.spawn("account watch", async move { every_until_stopped(every, &stop, || me.end_deactivated()).await });
     }
 
     /// Ends the live sessions of owners whose account is deactivated; returns how many ended.

@@ -106,9 +106,9 @@ impl SessionManager {
         &self.inner.profiles
     }
 
-    /// Runs `work` as a task the manager owns (waited for at shutdown).
-    pub(crate) fn spawn(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
-        self.env().tracker().spawn(work);
+    /// Runs `work` as a task the manager owns, named `name` (waited for at shutdown).
+    pub(crate) fn spawn(&self, name: &'static str, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.env().spawn(name, work);
     }
 
     /// Cancelled when the service stops.
@@ -221,10 +221,10 @@ impl SessionManager {
     }
 
     /// Terminates a session in the background (used from `Drop`, e.g. when a client disconnects);
-    /// the work is owned by the manager's task tracker.
+    /// the work is owned by the manager's group of tasks.
     pub fn terminate_detached(&self, session_id: SessionId) {
         let me = self.clone();
-        self.spawn(async move {
+        self.spawn("detached end", async move {
             me.terminate(&session_id).await;
             tracing::info!(session = %session_id, "session terminated after its client went away");
         });
@@ -333,8 +333,6 @@ impl SessionManager {
 
     /// Ends every session (running tasks are recorded as interrupted) and waits for the actors to finish.
     pub async fn shutdown(&self) {
-        self.env().shutdown().cancel();
-        self.env().tracker().close();
-        self.env().tracker().wait().await;
+        self.env().stop_and_wait().await;
     }
 }

@@ -75,7 +75,7 @@ pub(crate) fn spawn(
     let span = tracing::info_span!("task", id = %task_id);
     let agent_task = AgentTask { task_id, details: task.task_details, context, limits: task.limits };
     // A bare spawn on purpose: the task's join handle is the actor's, which awaits or aborts it, and the
-    // session's own group (the manager's tracker) waits for the actor.
+    // session's own group (the manager's `Tasks`) waits for the actor.
     let join = tokio::spawn(
         async move {
             let work = async {

@@ -127,13 +127,13 @@ impl Opened {
         &self.handle
     }
 
-    /// Runs the actor on the manager's tracker; every log line of it (and of its tasks) carries the
+    /// Runs the actor in the manager's group of tasks; every log line of it (and of its tasks) carries the
     /// session's id and user.
     pub fn spawn(self) -> SessionHandle {
         let actor = self.actor;
         let span = tracing::info_span!("session", id = %actor.id, user = %actor.user_id);
-        let tracker = actor.env.tracker().clone();
-        tracker.spawn(tracing::Instrument::instrument(actor.run(), span));
+        let env = actor.env.clone();
+        env.spawn("session actor", tracing::Instrument::instrument(actor.run(), span));
         self.handle
     }
 }
@@ -359,7 +359,7 @@ impl SessionActor {
             // Still registered, so polls show the kept final view until the write goes through.
             Some(pending) => {
                 let (env, live) = (self.env.clone(), live.clone());
-                self.env.tracker().spawn(async move {
+                self.env.spawn("task outcome write", async move {
                     pending.store_eventually(env.store(), &live.id, env.shutdown()).await;
                     env.tasks().remove(&live.id);
                 });

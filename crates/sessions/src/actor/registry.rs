@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use webpilot_agent::Agent;
 use webpilot_browser::{BrowserLease, BrowserPool, SessionPage};
 use webpilot_core::events::{EndReason, SessionEvent};
@@ -25,6 +24,7 @@ use webpilot_core::secrets::Secrets;
 use webpilot_core::state::SessionState;
 use webpilot_core::{ErrorCode, SessionId, TaskId, UserId};
 use webpilot_store::Store;
+use webpilot_tasks::Tasks;
 
 /// What a live session is doing now (the session list shows it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,8 +74,9 @@ pub(crate) struct Env {
     agent: Arc<dyn Agent>,
     config: Arc<SessionConfig>,
     files: crate::FileStore,
+    /// The actors and their follow-up work (waited for at shutdown); its stop signal is `shutdown`.
+    work: Tasks,
     shutdown: CancellationToken,
-    tracker: TaskTracker,
     sessions: Arc<Registry>,
     tasks: Arc<LiveTasks>,
 }
@@ -88,14 +89,15 @@ impl Env {
         config: SessionConfig,
         files: crate::FileStore,
     ) -> Self {
+        let work = Tasks::new();
         Env {
+            shutdown: work.stop_token(),
+            work,
             store,
             pool,
             agent,
             config: Arc::new(config),
             files,
-            shutdown: CancellationToken::new(),
-            tracker: TaskTracker::new(),
             sessions: Arc::new(Registry::default()),
             tasks: Arc::new(LiveTasks::default()),
         }
@@ -119,9 +121,13 @@ impl Env {
     pub fn shutdown(&self) -> &CancellationToken {
         &self.shutdown
     }
-    /// Owns the actors and their follow-up work (waited for at shutdown).
-    pub fn tracker(&self) -> &TaskTracker {
-        &self.tracker
+    /// Runs `work` as a task of the sessions' group, named `name` (waited for at shutdown).
+    pub fn spawn(&self, name: &'static str, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        self.work.spawn(name, work);
+    }
+    /// Tells every actor to end, and waits for them and their follow-up work.
+    pub async fn stop_and_wait(&self) {
+        self.work.shutdown().await;
     }
     pub fn sessions(&self) -> &Registry {
         &self.sessions

@@ -92,7 +92,9 @@ async fn terminate_sends_end_session_terminated_and_closes_the_socket() {
 async fn max_duration_sends_end_session_expired() {
     let app = quick_app().await;
     let key = app.key().await;
-    let (sid, socket_url) = app.open_session(&key, json!({ "maxDuration": 2500 })).await;
+    // Long enough for the Python client to start and connect on a loaded machine (it once took more than
+    // 2.5 s), so the session cannot expire before the socket is in.
+    let (sid, socket_url) = app.open_session(&key, json!({ "maxDuration": 6000 })).await;
     let (mut client, _) = SocketClient::connect(&socket_url, &sid).await;
     let end = client.expect_event("end_session", WAIT).await;
     assert_eq!(end["data"]["reason"], "expired");
