@@ -4,7 +4,8 @@
 //! browser, attaches to a frame's target (flattened sessions) and evaluates scripts there.
 //!
 //! Written here, not taken from a crate: what is needed is a request/response loop over one WebSocket
-//! (a hundred lines), and a second CDP client crate would bring its own copy of the whole protocol.
+//! (a hundred lines), and a second CDP client crate would bring its own copy of the whole protocol. The
+//! identity's client (`identity_frames.rs`) is one of these too, with a handler of the browser's events.
 
 use crate::error::BrowserError;
 use crate::inbox::{inbox, Inbox};
@@ -21,9 +22,8 @@ type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
 
 /// A plain DevTools connection used to reach the frame targets of a session's pages.
 pub(crate) struct FrameClient {
-    out: mpsc::UnboundedSender<String>,
+    sender: Sender,
     pending: Pending,
-    next: AtomicU64,
     /// Flattened session per attached frame target.
     sessions: tokio::sync::Mutex<HashMap<String, String>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -67,24 +67,90 @@ pub(crate) async fn ws_channels(
     Ok((out, answers, [writer, reader]))
 }
 
+/// Sends commands on a client's connection: numbered, without waiting for their answers.
+#[derive(Clone)]
+pub(crate) struct Sender {
+    out: mpsc::UnboundedSender<String>,
+    next: Arc<AtomicU64>,
+}
+
+impl Sender {
+    fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn send_as(&self, id: u64, method: &str, params: Value, session: Option<&str>) -> bool {
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        self.out.send(msg.to_string()).is_ok()
+    }
+
+    /// Sends one command whose answer nobody waits for (it is dropped as it comes).
+    pub fn send(&self, method: &str, params: Value, session: Option<&str>) {
+        self.send_as(self.next_id(), method, params, session);
+    }
+}
+
+/// Why a command got no answer, before each client words it.
+pub(crate) enum CallError {
+    /// The connection took no more commands.
+    NotSent,
+    /// It closed before the answer came.
+    Closed,
+    Timeout,
+    /// The browser's error message.
+    Failed(String),
+}
+
+/// What a client does with each event of the browser's (a message without an id), given its sender.
+pub(crate) trait OnEvent: FnMut(Value, &Sender) + Send + 'static {}
+impl<F: FnMut(Value, &Sender) + Send + 'static> OnEvent for F {}
+
 impl FrameClient {
     /// A client on a DevTools connection of its own (a remote browser's endpoint).
     pub async fn connect(ws_url: &str, timeout: Duration) -> Result<FrameClient, BrowserError> {
+        Self::connect_with("frame answers", ws_url, timeout, |_, _| {}).await
+    }
+
+    /// [`FrameClient::connect`], handing the browser's events to `on_event`; its reader is named `name`.
+    pub async fn connect_with(
+        name: &'static str,
+        ws_url: &str,
+        timeout: Duration,
+        on_event: impl OnEvent,
+    ) -> Result<FrameClient, BrowserError> {
         let (out, answers, tasks) = ws_channels(ws_url, timeout).await?;
-        let mut client = Self::over(out, answers);
+        let mut client = Self::over_with(name, out, answers, on_event);
         client.tasks.extend(tasks);
         Ok(client)
     }
 
     /// A client over `out` (commands) and `answers` (what the browser sends back): a local browser's
     /// DevTools pipe, shared through its bridge (`pipe.rs`).
-    pub fn over(out: mpsc::UnboundedSender<String>, mut answers: Inbox) -> FrameClient {
+    pub fn over(out: mpsc::UnboundedSender<String>, answers: Inbox) -> FrameClient {
+        Self::over_with("frame answers", out, answers, |_, _| {})
+    }
+
+    /// [`FrameClient::over`], handing the browser's events to `on_event` in the order they come, between
+    /// the answers; its reader is named `name`.
+    pub fn over_with(
+        name: &'static str,
+        out: mpsc::UnboundedSender<String>,
+        mut answers: Inbox,
+        mut on_event: impl OnEvent,
+    ) -> FrameClient {
+        let sender = Sender { out, next: Arc::new(AtomicU64::new(1)) };
         let pending: Pending = Arc::default();
-        let waiting = pending.clone();
-        let reader = webpilot_tasks::spawn_owned("frame answers", async move {
+        let (waiting, events) = (pending.clone(), sender.clone());
+        let reader = webpilot_tasks::spawn_owned(name, async move {
             while let Some(text) = answers.recv().await {
                 let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
-                let Some(id) = v.get("id").and_then(Value::as_u64) else { continue };
+                let Some(id) = v.get("id").and_then(Value::as_u64) else {
+                    on_event(v, &events);
+                    continue;
+                };
                 let reply = match v.get("error") {
                     Some(e) => Err(e.get("message").and_then(Value::as_str).unwrap_or("error").to_owned()),
                     None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
@@ -98,7 +164,12 @@ impl FrameClient {
                 p.clear();
             }
         });
-        FrameClient { out, pending, next: AtomicU64::new(1), sessions: Default::default(), tasks: vec![reader] }
+        FrameClient { sender, pending, sessions: Default::default(), tasks: vec![reader] }
+    }
+
+    /// Sends commands on this client's connection without waiting.
+    pub fn sender(&self) -> &Sender {
+        &self.sender
     }
 
     /// Sends one command and waits for its answer.
@@ -109,25 +180,38 @@ impl FrameClient {
         session: Option<&str>,
         timeout: Duration,
     ) -> Result<Value, BrowserError> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.request(method, params, session, timeout).await.map_err(|e| match e {
+            CallError::NotSent => BrowserError::Cdp("the frame connection is closed".into()),
+            CallError::Closed => BrowserError::Cdp("the frame connection closed".into()),
+            CallError::Timeout => BrowserError::Timeout("a command in a frame"),
+            CallError::Failed(e) => BrowserError::Cdp(format!("{method} in a frame failed: {e}")),
+        })
+    }
+
+    /// Sends one command and waits (at most `timeout`) for its answer.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        session: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Value, CallError> {
+        let id = self.sender.next_id();
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = self.pending.lock() {
             p.insert(id, tx);
         }
-        let mut msg = json!({ "id": id, "method": method, "params": params });
-        if let Some(s) = session {
-            msg["sessionId"] = json!(s);
-        }
-        self.out.send(msg.to_string()).map_err(|_| BrowserError::Cdp("the frame connection is closed".into()))?;
-        let answer = tokio::time::timeout(timeout, rx).await;
+        let sent = self.sender.send_as(id, method, params, session);
+        let answer = if sent { Some(tokio::time::timeout(timeout, rx).await) } else { None };
         if let Ok(mut p) = self.pending.lock() {
             p.remove(&id);
         }
         match answer {
-            Err(_) => Err(BrowserError::Timeout("a command in a frame")),
-            Ok(Err(_)) => Err(BrowserError::Cdp("the frame connection closed".into())),
-            Ok(Ok(Err(e))) => Err(BrowserError::Cdp(format!("{method} in a frame failed: {e}"))),
-            Ok(Ok(Ok(v))) => Ok(v),
+            None => Err(CallError::NotSent),
+            Some(Err(_)) => Err(CallError::Timeout),
+            Some(Ok(Err(_))) => Err(CallError::Closed),
+            Some(Ok(Ok(Err(e)))) => Err(CallError::Failed(e)),
+            Some(Ok(Ok(Ok(v)))) => Ok(v),
         }
     }
 
@@ -184,5 +268,63 @@ impl FrameClient {
             return Err(BrowserError::Cdp(format!("script failed in a frame: {}", text.unwrap_or("exception"))));
         }
         Ok(v.pointer("/result/value").cloned().unwrap_or(Value::Null))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex as StdMutex;
+
+    const WAIT: Duration = Duration::from_secs(5);
+
+    #[tokio::test]
+    async fn answers_go_to_their_callers_events_to_the_handler_and_a_closed_connection_fails_at_once() {
+        let (out, mut rx) = mpsc::unbounded_channel();
+        let (browser, answers) = inbox();
+        let events = Arc::new(StdMutex::new(Vec::new()));
+        let seen = events.clone();
+        let client = FrameClient::over_with("test reader", out, answers, move |v, sender: &Sender| {
+            seen.lock().expect("events").push(v["method"].as_str().unwrap_or_default().to_owned());
+            sender.send("Runtime.runIfWaitingForDebugger", json!({}), Some("child"));
+        });
+        let asking = client.request("Target.getTargets", json!({}), None, WAIT);
+        let answering = async {
+            let sent: Value = serde_json::from_str(&rx.recv().await.expect("a command")).expect("JSON");
+            assert_eq!(sent["method"], "Target.getTargets");
+            assert!(browser.send(json!({ "method": "Target.targetCreated", "params": {} }).to_string()));
+            let reply: Value = serde_json::from_str(&rx.recv().await.expect("a command")).expect("JSON");
+            assert_eq!(
+                (reply["method"].as_str(), reply["sessionId"].as_str()),
+                (Some("Runtime.runIfWaitingForDebugger"), Some("child"))
+            );
+            assert_ne!(reply["id"], sent["id"], "the handler's commands are numbered with the client's");
+            assert!(browser.send(json!({ "id": sent["id"], "result": { "targetInfos": [] } }).to_string()));
+        };
+        let (answer, ()) = tokio::join!(asking, answering);
+        assert_eq!(answer.ok(), Some(json!({ "targetInfos": [] })));
+        assert_eq!(*events.lock().expect("events"), ["Target.targetCreated"]);
+
+        let failing = client.request("Target.attachToTarget", json!({}), None, WAIT);
+        let refusing = async {
+            let sent: Value = serde_json::from_str(&rx.recv().await.expect("a command")).expect("JSON");
+            let error = json!({ "id": sent["id"], "error": { "message": "No target with given id found" } });
+            assert!(browser.send(error.to_string()));
+        };
+        let (failed, ()) = tokio::join!(failing, refusing);
+        assert!(matches!(failed, Err(CallError::Failed(m)) if m == "No target with given id found"));
+
+        let started = tokio::time::Instant::now();
+        let waiting = client.request("Target.getTargets", json!({}), None, WAIT);
+        let going = async move {
+            rx.recv().await.expect("a command");
+            drop(browser);
+            rx
+        };
+        let (gone, rx) = tokio::join!(waiting, going);
+        assert!(matches!(gone, Err(CallError::Closed)));
+        assert!(started.elapsed() < WAIT, "a connection that goes fails the call waiting on it at once");
+        drop(rx);
+        assert!(matches!(client.request("Target.getTargets", json!({}), None, WAIT).await, Err(CallError::NotSent)));
     }
 }
