@@ -108,15 +108,19 @@ async fn adopt_one(strong: &Inner, target: &TargetId, first_url: &str) {
         let _ = within(strong.cdp_timeout, "close popup", page.close()).await;
         return;
     }
-    let adopted = match strong.tabs.lock() {
+    let adopted = {
+        let mut tabs = strong.tabs.lock();
         // The session opened it itself (`open_tab`), and has it already.
-        Ok(tabs) if tabs.list.iter().any(|t| t.page.target_id() == target) => return,
-        Ok(mut tabs) if tabs.list.len() < strong.max_tabs => {
+        if tabs.list.iter().any(|t| t.page.target_id() == target) {
+            return;
+        }
+        if tabs.list.len() < strong.max_tabs {
             tabs.list.push(tab);
             tabs.active = tabs.list.len() - 1;
             true
+        } else {
+            false
         }
-        _ => false,
     };
     if adopted {
         strong.tabs_changed();
@@ -160,10 +164,7 @@ impl RelayTabs for Inner {
     }
 
     fn pages(&self) -> Vec<chromiumoxide::Page> {
-        match self.tabs.lock() {
-            Ok(tabs) => tabs.list.iter().map(|t| t.page.clone()).collect(),
-            Err(_) => Vec::new(),
-        }
+        self.tabs.lock().list.iter().map(|t| t.page.clone()).collect()
     }
 
     fn cdp_timeout(&self) -> Duration {

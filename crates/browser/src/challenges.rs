@@ -25,7 +25,7 @@ impl SessionPage {
         let value = self.eval(FACTS).await?;
         let mut facts: PageFacts =
             serde_json::from_value(value).map_err(|e| BrowserError::Cdp(format!("unreadable challenge facts: {e}")))?;
-        let served = self.inner.challenge_served.lock().ok().and_then(|s| s.clone());
+        let served = self.inner.challenge_served.lock().clone();
         facts.mitigated = served.is_some_and(|u| same_document(&u, &facts.url));
         Ok(facts)
     }

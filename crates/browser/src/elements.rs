@@ -80,7 +80,8 @@ impl SessionPage {
                 Err(e) => tracing::debug!(error = %e, "reading cross-origin frames failed"),
             }
         }
-        if let Ok(mut index) = self.inner.frames.index.lock() {
+        {
+            let mut index = self.inner.frames.index.lock();
             *index = (page.target_id().as_ref().to_owned(), found);
         }
         Ok(snap)
@@ -132,7 +133,7 @@ impl SessionPage {
 
     fn place(&self, index: u32) -> Place {
         let Ok(page) = self.page() else { return Place::Page };
-        let Ok(map) = self.inner.frames.index.lock() else { return Place::Page };
+        let map = self.inner.frames.index.lock();
         match map.1.get(&index) {
             Some(f) if map.0 == page.target_id().as_ref() => Place::Frame(f.clone()),
             _ => Place::Page,

@@ -2,8 +2,9 @@
 //! session's frame connection (`frames.rs`); kept on the session's pages, filled and read by `elements.rs`.
 
 use crate::frames::FrameClient;
+use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Where an index of the latest snapshot lives, when not in the page's own document.
 #[derive(Debug, Clone)]

@@ -10,10 +10,11 @@
 use crate::error::BrowserError;
 use crate::inbox::{inbox, Inbox};
 use futures::{SinkExt, StreamExt};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
@@ -155,14 +156,13 @@ impl FrameClient {
                     Some(e) => Err(e.get("message").and_then(Value::as_str).unwrap_or("error").to_owned()),
                     None => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
                 };
-                if let Some(tx) = waiting.lock().ok().and_then(|mut p| p.remove(&id)) {
+                if let Some(tx) = waiting.lock().remove(&id) {
                     let _ = tx.send(reply);
                 }
             }
             // The connection is gone: fail whatever waits.
-            if let Ok(mut p) = waiting.lock() {
-                p.clear();
-            }
+            let mut p = waiting.lock();
+            p.clear();
         });
         FrameClient { sender, pending, sessions: Default::default(), tasks: vec![reader] }
     }
@@ -198,12 +198,14 @@ impl FrameClient {
     ) -> Result<Value, CallError> {
         let id = self.sender.next_id();
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.pending.lock() {
+        {
+            let mut p = self.pending.lock();
             p.insert(id, tx);
         }
         let sent = self.sender.send_as(id, method, params, session);
         let answer = if sent { Some(tokio::time::timeout(timeout, rx).await) } else { None };
-        if let Ok(mut p) = self.pending.lock() {
+        {
+            let mut p = self.pending.lock();
             p.remove(&id);
         }
         match answer {
@@ -274,7 +276,7 @@ impl FrameClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex as StdMutex;
+    use parking_lot::Mutex as StdMutex;
 
     const WAIT: Duration = Duration::from_secs(5);
 
@@ -285,7 +287,7 @@ mod tests {
         let events = Arc::new(StdMutex::new(Vec::new()));
         let seen = events.clone();
         let client = FrameClient::over_with("test reader", out, answers, move |v, sender: &Sender| {
-            seen.lock().expect("events").push(v["method"].as_str().unwrap_or_default().to_owned());
+            seen.lock().push(v["method"].as_str().unwrap_or_default().to_owned());
             sender.send("Runtime.runIfWaitingForDebugger", json!({}), Some("child"));
         });
         let asking = client.request("Target.getTargets", json!({}), None, WAIT);
@@ -303,7 +305,7 @@ mod tests {
         };
         let (answer, ()) = tokio::join!(asking, answering);
         assert_eq!(answer.ok(), Some(json!({ "targetInfos": [] })));
-        assert_eq!(*events.lock().expect("events"), ["Target.targetCreated"]);
+        assert_eq!(*events.lock(), ["Target.targetCreated"]);
 
         let failing = client.request("Target.attachToTarget", json!({}), None, WAIT);
         let refusing = async {

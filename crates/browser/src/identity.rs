@@ -35,11 +35,11 @@ impl SessionPage {
             within(timeout, "grant geolocation", self.inner.opener.process.browser.execute(grant)).await?;
         }
         let applied = Arc::new(applied);
-        if let Ok(mut slot) = self.inner.identity.lock() {
+        {
+            let mut slot = self.inner.identity.lock();
             *slot = Some(applied.clone());
         }
-        let pages: Vec<Page> =
-            self.inner.tabs.lock().map(|t| t.list.iter().map(|tab| tab.page.clone()).collect()).unwrap_or_default();
+        let pages: Vec<Page> = self.inner.tabs.lock().list.iter().map(|tab| tab.page.clone()).collect();
         for page in pages {
             applied.apply(&page, timeout).await?;
         }
@@ -48,13 +48,13 @@ impl SessionPage {
 
     /// The session's identity (empty when it has none).
     pub fn identity(&self) -> Identity {
-        self.inner.identity.lock().ok().and_then(|s| s.as_ref().map(|a| a.identity.clone())).unwrap_or_default()
+        self.inner.identity.lock().as_ref().map(|a| a.identity.clone()).unwrap_or_default()
     }
 }
 
 impl crate::page::Inner {
     /// The session's identity as sent to each page, when it has one.
     pub(crate) fn applied_identity(&self) -> Option<Arc<Applied>> {
-        self.identity.lock().ok().and_then(|s| s.clone())
+        self.identity.lock().clone()
     }
 }

@@ -14,9 +14,10 @@
 use crate::error::BrowserError;
 use crate::frames::{CallError, FrameClient, Sender};
 use crate::process::BrowserProcess;
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Pages the client auto-attached, paused, with their frames watched already (by target id).
@@ -60,7 +61,7 @@ impl FrameIdentity {
     /// Watches the frames of page `target`: each new one waits for the overrides before it runs. A page
     /// the client auto-attached when it opened is watched already.
     pub async fn watch(&self, target: &str, timeout: Duration) -> Result<(), BrowserError> {
-        if self.watched.lock().is_ok_and(|w| w.contains(target)) {
+        if self.watched.lock().contains(target) {
             return Ok(());
         }
         let attach = json!({ "targetId": target, "flatten": true });
@@ -127,9 +128,8 @@ fn on_event(v: &Value, sender: &Sender, shared: &Shared) {
         Some("Target.attachedToTarget") => {}
         Some("Target.detachedFromTarget") => {
             if let Some(target) = v.pointer("/params/targetId").and_then(Value::as_str) {
-                if let Ok(mut w) = shared.watched.lock() {
-                    w.remove(target);
-                }
+                let mut w = shared.watched.lock();
+                w.remove(target);
             }
             return;
         }
@@ -152,7 +152,8 @@ fn on_event(v: &Value, sender: &Sender, shared: &Shared) {
         "worker" => commands.extend(shared.overrides.iter().map(|(m, p)| (*m, p.clone()))),
         // A new page of the session (a page open already is watched through `watch`).
         "page" if own && waiting => {
-            if let (Some(target), Ok(mut w)) = (info.get("targetId").and_then(Value::as_str), shared.watched.lock()) {
+            if let Some(target) = info.get("targetId").and_then(Value::as_str) {
+                let mut w = shared.watched.lock();
                 w.insert(target.to_owned());
             }
             commands.extend(shared.overrides.iter().map(|(m, p)| (*m, p.clone())));
@@ -231,7 +232,7 @@ mod tests {
             ("Runtime.runIfWaitingForDebugger", Some("popup")),
         ];
         assert_eq!(methods(&popup), expected);
-        assert!(watched.lock().expect("watched").contains("p1"), "a page attached paused is watched already");
+        assert!(watched.lock().contains("p1"), "a page attached paused is watched already");
 
         assert!(browser.send(attached("browser", "theirs", "page", "p2", "other")));
         let theirs = sent(&mut rx, 2).await;
@@ -247,6 +248,6 @@ mod tests {
         let expected =
             [("Emulation.setTimezoneOverride", Some("worker")), ("Runtime.runIfWaitingForDebugger", Some("worker"))];
         assert_eq!(methods(&worker), expected, "a worker gets the overrides and runs; it has no frames");
-        assert!(!watched.lock().expect("watched").contains("p1"), "a page that went is no longer watched");
+        assert!(!watched.lock().contains("p1"), "a page that went is no longer watched");
     }
 }

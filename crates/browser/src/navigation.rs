@@ -83,7 +83,8 @@ impl SessionPage {
         };
         self.wait_loaded().await?;
         let served = challenge_served(&mut responses, loader.as_ref());
-        if let Ok(mut slot) = self.inner.challenge_served.lock() {
+        {
+            let mut slot = self.inner.challenge_served.lock();
             *slot = served;
         }
         Ok(())

@@ -10,8 +10,9 @@ use chromiumoxide::cdp::browser_protocol::page::{CaptureScreenshotFormat, Captur
 use chromiumoxide::cdp::browser_protocol::target::{TargetId, TargetInfo};
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
+use parking_lot::Mutex;
 use serde_json::{json, Value};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::task::AbortOnDropHandle;
 use webpilot_core::geometry::PagePoint;
@@ -102,7 +103,7 @@ impl SessionPage {
 
     /// The active tab's page and its crash flag.
     pub(crate) fn active(&self) -> Result<(Page, CrashFlag), BrowserError> {
-        let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+        let tabs = self.inner.tabs.lock();
         let tab = tabs.list.get(tabs.active).ok_or(BrowserError::InstanceLost)?;
         Ok((tab.page.clone(), tab.crashed.clone()))
     }
@@ -292,7 +293,7 @@ impl SessionPage {
     /// The open tabs.
     pub async fn tabs(&self) -> Result<Vec<TabInfo>, BrowserError> {
         let (pages, active) = {
-            let tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+            let tabs = self.inner.tabs.lock();
             let list = tabs.list.iter().map(|t| (t.page.clone(), t.crashed.is_set()));
             (list.collect::<Vec<_>>(), tabs.active)
         };
@@ -313,7 +314,7 @@ impl SessionPage {
     /// Opens a new tab (made active) at `url`.
     pub async fn open_tab(&self, url: &str) -> Result<usize, BrowserError> {
         self.check_allowed(url)?;
-        let open = self.inner.tabs.lock().map(|t| t.list.len()).unwrap_or(usize::MAX);
+        let open = self.inner.tabs.lock().list.len();
         if open >= self.inner.max_tabs {
             return Err(BrowserError::TooManyTabs(self.inner.max_tabs));
         }
@@ -323,7 +324,7 @@ impl SessionPage {
         }
         let tab = Tab::prepare(page, self.inner.cdp_timeout).await?;
         let index = {
-            let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+            let mut tabs = self.inner.tabs.lock();
             // The watch over the context's new pages may have adopted it already.
             match tabs.list.iter().position(|t| t.page.target_id() == tab.page.target_id()) {
                 Some(at) => tabs.active = at,
@@ -341,7 +342,7 @@ impl SessionPage {
 
     /// Makes tab `index` the active one.
     pub fn switch_tab(&self, index: usize) -> Result<(), BrowserError> {
-        let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+        let mut tabs = self.inner.tabs.lock();
         if index >= tabs.list.len() {
             return Err(BrowserError::ElementNotFound(format!("there is no tab {index}")));
         }
@@ -354,7 +355,7 @@ impl SessionPage {
     /// Closes tab `index` (the last tab cannot be closed); the previous tab becomes active.
     pub async fn close_tab(&self, index: usize) -> Result<(), BrowserError> {
         let tab = {
-            let mut tabs = self.inner.tabs.lock().map_err(|_| BrowserError::Cdp("tab state poisoned".into()))?;
+            let mut tabs = self.inner.tabs.lock();
             if index >= tabs.list.len() {
                 return Err(BrowserError::ElementNotFound(format!("there is no tab {index}")));
             }
@@ -381,13 +382,13 @@ impl Inner {
 
     /// The target ids of the session's tabs.
     pub(crate) fn tab_ids(&self) -> Vec<String> {
-        let Ok(tabs) = self.tabs.lock() else { return Vec::new() };
+        let tabs = self.tabs.lock();
         tabs.list.iter().map(|t| t.page.target_id().inner().clone()).collect()
     }
 
     /// The page of tab `target`, if it is one of the session's tabs.
     pub(crate) fn tab_page(&self, target: &TargetId) -> Option<Page> {
-        let tabs = self.tabs.lock().ok()?;
+        let tabs = self.tabs.lock();
         tabs.list.iter().find(|t| t.page.target_id() == target).map(|t| t.page.clone())
     }
 
@@ -398,18 +399,18 @@ impl Inner {
 
     /// Drops the tab of a closed page (never the last tab: the session keeps a page to report on).
     pub(crate) fn let_go(&self, target: &TargetId) {
-        let removed = match self.tabs.lock() {
-            Ok(mut tabs) if tabs.list.len() > 1 => match tabs.list.iter().position(|t| t.page.target_id() == target) {
-                Some(at) => {
+        let removed = {
+            let mut tabs = self.tabs.lock();
+            match tabs.list.iter().position(|t| t.page.target_id() == target) {
+                Some(at) if tabs.list.len() > 1 => {
                     tabs.list.remove(at);
                     if tabs.active >= at && tabs.active > 0 {
                         tabs.active -= 1;
                     }
                     true
                 }
-                None => false,
-            },
-            _ => false,
+                _ => false,
+            }
         };
         if removed {
             tracing::debug!("a closed page's tab was let go");

@@ -8,7 +8,8 @@ use crate::tabs::{Tab, TabOpener, Tabs};
 use crate::DomainPolicy;
 use chromiumoxide::cdp::browser_protocol::target::{EventTargetCreated, EventTargetDestroyed};
 use chromiumoxide::Page;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use tokio_util::task::AbortOnDropHandle;
 
 impl SessionPage {
@@ -53,7 +54,8 @@ impl SessionPage {
             "tab adopter",
             crate::adopt::adopt_pages(Arc::downgrade(&inner), created, destroyed),
         );
-        if let Ok(mut slot) = inner.popups.lock() {
+        {
+            let mut slot = inner.popups.lock();
             *slot = Some(AbortOnDropHandle::new(watcher));
         }
         Ok(SessionPage { inner })

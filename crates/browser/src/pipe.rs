@@ -7,10 +7,11 @@
 
 use crate::inbox::{inbox, Inbox, InboxSender, MAX_UNREAD};
 use futures::{SinkExt, StreamExt};
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -149,8 +150,8 @@ async fn relay(
 type WsSink = futures::stream::SplitSink<WebSocketStream<TcpStream>, Message>;
 type WsStream = futures::stream::SplitStream<WebSocketStream<TcpStream>>;
 
-fn lock(router: &Mutex<Router>) -> std::sync::MutexGuard<'_, Router> {
-    router.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+fn lock(router: &Mutex<Router>) -> parking_lot::MutexGuard<'_, Router> {
+    router.lock()
 }
 
 /// Reads the browser's messages and routes them (to chromiumoxide's WebSocket, or to their client) until

@@ -74,7 +74,7 @@ pub(crate) struct BrowserProcess {
     /// For a remote browser: the addresses of its host, the only peers its contexts' egress proxies serve.
     pub remote_peers: Option<Arc<[std::net::IpAddr]>>,
     /// The launched child and its DevTools bridge; none for a remote browser.
-    owned: std::sync::Mutex<Option<Owned>>,
+    owned: parking_lot::Mutex<Option<Owned>>,
     /// How this process's frame clients share the DevTools pipe; none for a remote browser (they connect).
     pub(crate) link: std::sync::OnceLock<crate::pipe::Link>,
     // Removed when the process is dropped (after Chromium is killed); none for a remote browser.
@@ -147,14 +147,15 @@ impl BrowserProcess {
         };
         let process = Self::drive(browser, handler, pid, memory_cap, None, Some(profile));
         let _ = process.link.set(bridge.link.clone());
-        if let Ok(mut owned) = process.owned.lock() {
+        {
+            let mut owned = process.owned.lock();
             *owned = Some(Owned { child, bridge: bridge.task });
         }
         // The handler is running: the first command proves Chromium answers on its pipe.
         if let Err(e) =
             crate::error::within(settings.launch_timeout, "browser version", process.browser.version()).await
         {
-            if let Ok(Some(owned)) = process.owned.lock().as_deref_mut().map(Option::as_mut) {
+            if let Some(owned) = process.owned.lock().as_mut() {
                 tracing::warn!(exit = ?owned.child.try_wait(), "Chromium did not answer on its DevTools pipe");
             }
             process.kill();
@@ -197,7 +198,7 @@ impl BrowserProcess {
             memory_cap,
             killed: AtomicBool::new(false),
             remote_peers,
-            owned: std::sync::Mutex::new(None),
+            owned: parking_lot::Mutex::new(None),
             link: std::sync::OnceLock::new(),
             _profile: profile,
         })
@@ -258,7 +259,7 @@ impl Drop for BrowserProcess {
         if let Some(w) = &self.memory_cap {
             w.abort();
         }
-        if let Ok(Some(owned)) = self.owned.get_mut() {
+        if let Some(owned) = self.owned.get_mut() {
             owned.bridge.abort();
         }
         // Chromium's helpers may still write to the profile for a moment after it is killed, and the TempDir's

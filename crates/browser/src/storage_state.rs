@@ -16,9 +16,10 @@ use chromiumoxide::cdp::browser_protocol::target::EventTargetInfoChanged;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
 use chromiumoxide::Page;
 use futures::StreamExt;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::task::AbortOnDropHandle;
 use webpilot_core::profile::{normalize_origin, OriginState, StorageState};
@@ -42,20 +43,20 @@ pub struct OriginLog {
 impl OriginLog {
     /// Adds the origin of `url` (anything but http(s) is ignored).
     pub fn add_url(&self, url: &str) {
-        if let (Some(origin), Ok(mut set)) = (normalize_origin(url), self.origins.lock()) {
+        if let Some(origin) = normalize_origin(url) {
+            let mut set = self.origins.lock();
             set.insert(origin);
         }
     }
 
     /// Adds an origin already normalized (from another log).
     pub fn add_origin(&self, origin: String) {
-        if let Ok(mut set) = self.origins.lock() {
-            set.insert(origin);
-        }
+        let mut set = self.origins.lock();
+        set.insert(origin);
     }
 
     pub fn origins(&self) -> Vec<String> {
-        self.origins.lock().map(|s| s.iter().cloned().collect()).unwrap_or_default()
+        self.origins.lock().iter().cloned().collect()
     }
 }
 

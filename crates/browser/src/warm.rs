@@ -5,9 +5,10 @@
 
 use crate::lease::Replacement;
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tokio::sync::{Notify, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
@@ -36,7 +37,7 @@ pub(crate) struct WarmPool {
 impl WarmPool {
     /// The oldest usable ready context; unusable ones (dead process, crashed page) are let go.
     pub fn take(&self) -> Option<Warm> {
-        let mut ready = self.ready.lock().ok()?;
+        let mut ready = self.ready.lock();
         while let Some(w) = ready.pop_front() {
             if w.replacement.is_usable() {
                 return Some(w);
@@ -47,18 +48,17 @@ impl WarmPool {
     }
 
     pub fn ready(&self) -> usize {
-        self.ready.lock().map(|r| r.len()).unwrap_or(0)
+        self.ready.lock().len()
     }
 
     pub fn put(&self, warm: Warm) {
-        if let Ok(mut ready) = self.ready.lock() {
-            ready.push_back(warm);
-        }
+        let mut ready = self.ready.lock();
+        ready.push_back(warm);
     }
 
     /// Lets every ready context go (their contexts are disposed, their slots freed).
     pub fn drain(&self) -> usize {
-        let drained: Vec<Warm> = self.ready.lock().map(|mut r| r.drain(..).collect()).unwrap_or_default();
+        let drained: Vec<Warm> = self.ready.lock().drain(..).collect();
         drained.len()
     }
 }

@@ -4,10 +4,11 @@
 //! pages being opened and closed by commands still in flight, in every DevTools connection of the session
 //! ([`TabClaims`]), so no burst, from one connection or several, passes the tab cap or closes the last page.
 
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 /// What all DevTools connections of one session have under way with its pages, held by the session
 /// (`page::Inner`) and shared by its relays.
@@ -31,7 +32,7 @@ const CLOSING_KEPT: usize = 256;
 impl TabClaims {
     fn lock(&self) -> MutexGuard<'_, Claims> {
         // The claims are plain counts and sets, valid after any panic of a holder.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0.lock()
     }
 }
 
@@ -273,13 +274,14 @@ impl Drop for ClientScope {
 mod tests {
     use super::{filter_allows, ClientScope, TabClaims};
     use crate::relay::rules::Scope;
+    use parking_lot::Mutex;
     use serde_json::json;
-    use std::sync::{Arc, Mutex};
+    use std::sync::Arc;
 
     /// A connection of a session whose adopted tabs are `tabs`, sharing `claims`.
     fn connection(claims: &Arc<TabClaims>, tabs: &Arc<Mutex<Vec<String>>>, pages: &[&str]) -> ClientScope {
         let tabs = tabs.clone();
-        let listed = Box::new(move || tabs.lock().map(|t| t.clone()).unwrap_or_default());
+        let listed = Box::new(move || tabs.lock().clone());
         let mut scope = ClientScope::new("ctx".into(), None, 3, (claims.clone(), listed));
         for id in pages {
             scope.track(&json!({ "targetId": id, "type": "page", "browserContextId": "ctx" }));
@@ -314,7 +316,7 @@ mod tests {
         assert_eq!(b.pages(), (2, 3), "A's createTarget in flight counts in B");
         a.created(Some("p2"));
         assert_eq!(b.pages(), (2, 3), "answered to A, not adopted yet, unknown to B's discovery");
-        tabs.lock().expect("tabs").push("p2".into());
+        tabs.lock().push("p2".into());
         a.adopted("p2");
         assert_eq!(b.pages(), (2, 3), "adopted: a tab of the session");
         // A closes p1: B may not close p2, the last page left, though B's discovery still lists p1.
