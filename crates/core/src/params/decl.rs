@@ -127,7 +127,8 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 /// names, implementing [`BodyGroup`] and `ToSchema`. Each field is `KIND ["jsonName"] name: Type`, its doc
 /// comment its description, optionally followed by `where CHECK` (a `Result<(), ApiError>` over the fields
 /// read so far, checked right after this one); `pub struct Name before CHECK { ... }` runs `CHECK(&Fields)` before
-/// any field is read (a rule over several fields' presence). Kinds:
+/// any field is read (a rule over several fields' presence), and `required ["a", "b"]` after the name orders
+/// the documented `required` list (which the `req` fields make, in check order otherwise). Kinds:
 /// - `opt "name" x: T`: an optional field (`Option<T>`, `T: BodyField`), documented as nullable;
 /// - `req "name" x: T`: a required field (`T`), documented in `required`; absent is `name is required`
 ///   (unless `T`'s read answers an absent value itself, as a message's `newState` does);
@@ -139,7 +140,7 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 macro_rules! body {
     (
         $(#[doc = $doc:literal])*
-        pub struct $name:ident $(before $pre:path)? {
+        pub struct $name:ident $(before $pre:ident)? $(required [$($req:literal),* $(,)?])? {
             $(
                 $(#[doc = $fdoc:literal])*
                 $kind:ident $($json:literal)? $field:ident : $ty:ty $(where $check:expr)?
@@ -169,6 +170,7 @@ macro_rules! body {
                         $kind object [$($json)?] $ty, $crate::params::decl::description(&[$($fdoc),*])
                     );
                 )*
+                $(let object = $crate::params::decl::required_order(object, &[$($req),*]);)?
                 object
             }
             fn components(out: &mut $crate::params::decl::Components) {
@@ -283,6 +285,15 @@ macro_rules! flattened {
 }
 
 pub(crate) use {body, components, flattened, property, read_entry, stored};
+
+/// `object` with its `required` names in the order of `order` (names it does not list keep their order,
+/// after those it lists): it orders the list the `req` fields made, never adds to it.
+pub(crate) fn required_order(object: ObjectBuilder, order: &[&str]) -> ObjectBuilder {
+    let mut object = object.build();
+    let rank = |name: &String| order.iter().position(|o| o == name).unwrap_or(order.len());
+    object.required.sort_by_key(rank);
+    object.into()
+}
 
 /// Registers the component `T` and those it refers to.
 pub(crate) fn component<T: utoipa::ToSchema>(out: &mut Components) {

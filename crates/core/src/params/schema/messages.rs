@@ -5,7 +5,7 @@
 // Never built: each type describes a message its validator reads from JSON, for the schema derive alone.
 #![allow(dead_code)]
 
-use super::task_messages::{InteractionMessage, NewTaskMessage, StateMessage};
+use super::task_messages::{GuardrailMessage, InteractionMessage, NewTaskMessage, StateMessage};
 use utoipa::ToSchema;
 
 /// A message to a session, selected by `actionType`; also what a Socket.IO client emits as `message`.
@@ -136,26 +136,4 @@ pub struct KeyPress {
 pub enum KeyPressType {
     #[serde(rename = "KEY_PRESS")]
     KeyPress,
-}
-
-/// Answers a guardrail trigger and resumes the task.
-#[derive(ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct GuardrailMessage {
-    action_type: GuardrailAction,
-    /// The human-provided information.
-    task_details: String,
-    new_state: ResumeState,
-}
-
-#[derive(ToSchema)]
-pub enum GuardrailAction {
-    #[serde(rename = "guardrail")]
-    Guardrail,
-}
-
-#[derive(ToSchema)]
-pub enum ResumeState {
-    #[serde(rename = "resume")]
-    Resume,
 }

@@ -18,4 +18,4 @@ pub use chat::ChatCompletionRequest;
 pub use messages::{Interaction, Message};
 pub(crate) use parts::{ChatMessage, GeolocationOption};
 pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
-pub use task_messages::{InteractionMessage, NewTaskMessage, SendMessageRequest, StateMessage};
+pub use task_messages::{GuardrailMessage, InteractionMessage, NewTaskMessage, SendMessageRequest, StateMessage};

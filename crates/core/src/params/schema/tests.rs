@@ -217,3 +217,15 @@ fn the_bounds_inside_a_field_are_its_readers() {
     }
     assert_eq!(checked, 16, "every bound of the rows above is documented");
 }
+
+/// A guardrail message checks `newState` before `taskDetails` but documents `required` in the order the
+/// document has always listed it.
+#[test]
+fn a_guardrail_messages_required_list_keeps_its_documented_order() {
+    let (schema, _) = documented::<super::GuardrailMessage>();
+    assert_eq!(schema["required"], json!(["actionType", "taskDetails", "newState"]));
+    assert_eq!(
+        schema["properties"]["taskDetails"],
+        json!({"type": "string", "description": "The human-provided information."})
+    );
+}
