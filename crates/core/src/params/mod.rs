@@ -14,7 +14,8 @@ pub use interaction::{Interaction, MAX_TYPE_TEXT_CHARS, NAMED_KEYS};
 use serde_json::Value;
 
 mod bodies;
-pub(crate) mod decl;
+#[doc(hidden)]
+pub mod decl;
 mod interaction;
 mod schema;
 
