@@ -52,6 +52,11 @@ impl<'a> Fields<'a> {
         self.obj.get(name).filter(|v| !v.is_null())
     }
 
+    /// The field's name as errors give it (`action.x`).
+    pub fn path(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
     /// The field as given, `null` included.
     pub fn raw(&self, name: &str) -> Option<&'a Value> {
         self.obj.get(name)

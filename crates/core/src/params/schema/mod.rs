@@ -6,6 +6,7 @@
 //! types, and the tests below hold every property named here to a field its validator reads.
 
 mod chat;
+mod interactions;
 mod messages;
 mod parts;
 mod session;
@@ -15,6 +16,7 @@ mod tests;
 mod values;
 
 pub use chat::ChatCompletionRequest;
+pub use interactions::{Click, DoubleClick, KeyPress, Point, TypeText};
 pub use messages::{Interaction, Message};
 pub(crate) use parts::{ChatMessage, GeolocationOption};
 pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
