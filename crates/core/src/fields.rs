@@ -52,6 +52,21 @@ impl<'a> Fields<'a> {
         self.obj.get(name).filter(|v| !v.is_null())
     }
 
+    /// The field's name as errors give it (`action.x`).
+    pub fn path(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    /// The field as given, `null` included.
+    pub fn raw(&self, name: &str) -> Option<&'a Value> {
+        self.obj.get(name)
+    }
+
+    /// The names of the fields given, in the object's order.
+    pub fn names(&self) -> impl Iterator<Item = &'a str> {
+        self.obj.keys().map(String::as_str)
+    }
+
     pub fn has(&self, name: &str) -> bool {
         self.get(name).is_some()
     }

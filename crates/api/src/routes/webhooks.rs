@@ -8,6 +8,7 @@ use crate::body::Valid;
 use crate::error::ErrorBody;
 use crate::error::ErrorResponse;
 use crate::openapi::errors::{AuthErrorsBrief, BodyErrors};
+use crate::openapi::events::WebhookEventType;
 use crate::openapi::WEBHOOKS;
 use crate::path::Path;
 use crate::state::AppState;
@@ -15,8 +16,11 @@ use axum::extract::State;
 use axum::Json;
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::openapi::schema::{ArrayBuilder, RefBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
 use utoipa::ToSchema;
-use webpilot_core::params::RequestBody;
+use webpilot_core::params::decl::{component, plain, typed, BodyField, BodyGroup, Components};
+use webpilot_core::params::{Fields, RequestBody};
 use webpilot_core::{ApiError, ErrorCode};
 use webpilot_store::{now_ms, rfc3339, DeliveryRecord, WebhookRecord, WEBHOOK_EVENTS};
 use webpilot_webhooks::{check_url, new_secret};
@@ -126,69 +130,100 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(ErrorCode::InvalidParams, message)
 }
 
-/// The body of `POST /webhooks`.
-#[derive(ToSchema)]
-#[schema(as = NewWebhookRequest)]
-pub struct NewWebhook {
-    /// An absolute http or https URL whose host resolves only to public addresses.
-    #[schema(max_length = 2048)]
-    url: String,
-    /// The event types to deliver (all of them when absent).
-    #[schema(value_type = Option<Vec<crate::openapi::events::WebhookEventType>>)]
-    events: Vec<String>,
-    #[schema(max_length = 256)]
-    description: Option<String>,
+webpilot_core::body! {
+    /// The body of `POST /webhooks`.
+    pub struct NewWebhook as NewWebhookRequest unknown refuse_unknown {
+        /// An absolute http or https URL whose host resolves only to public addresses.
+        req "url" url: WebhookUrl,
+        /// The event types to deliver (all of them when absent).
+        opt "events" events: WebhookEvents,
+        opt "description" description: WebhookDescription,
+    }
 }
 
 impl RequestBody for NewWebhook {
     fn from_json(body: &Value) -> Result<Self, ApiError> {
-        parse_new(body)
+        <NewWebhook as BodyGroup>::read(&Fields::of(body, "the body")?)
     }
 }
 
-fn parse_new(body: &Value) -> Result<NewWebhook, ApiError> {
-    let Some(fields) = body.as_object() else { return Err(invalid("the body must be a JSON object")) };
-    if let Some(unknown) = fields.keys().find(|k| !["url", "events", "description"].contains(&k.as_str())) {
-        return Err(invalid(format!("unknown field '{unknown}'")));
+/// A field not declared is refused, before any field is read.
+fn refuse_unknown(f: &Fields<'_>, declared: &[&str]) -> Result<(), ApiError> {
+    match f.names().find(|name| !declared.contains(name)) {
+        Some(unknown) => Err(invalid(format!("unknown field '{unknown}'"))),
+        None => Ok(()),
     }
-    let url = match fields.get("url") {
-        Some(Value::String(u)) if !u.trim().is_empty() && u.len() <= MAX_URL_LEN => u.trim().to_owned(),
-        Some(Value::String(_)) => return Err(invalid(format!("url must be 1 to {MAX_URL_LEN} characters"))),
-        Some(_) => return Err(invalid("url must be a string")),
-        None => return Err(ApiError::new(ErrorCode::MissingRequiredField, "url is required")),
-    };
-    let events = match fields.get("events") {
-        None | Some(Value::Null) => Vec::new(),
-        // An empty list would be stored as "no filter" and receive every event: refused, not guessed at.
-        Some(Value::Array(list)) if list.is_empty() => {
-            return Err(ApiError::new(
-                ErrorCode::InvalidParameter,
-                "events must name at least one event type; omit events to receive all of them",
-            ))
+}
+
+/// `url`: 1 to [`MAX_URL_LEN`] bytes, not blank, kept trimmed; `null` is not a string.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookUrl(pub String);
+
+impl BodyField for WebhookUrl {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::String, nullable, description).max_length(Some(MAX_URL_LEN)).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.raw(name) {
+            None => Ok(None),
+            Some(Value::String(u)) if !u.trim().is_empty() && u.len() <= MAX_URL_LEN => Ok(Some(Self(u.trim().into()))),
+            Some(Value::String(_)) => Err(invalid(format!("{name} must be 1 to {MAX_URL_LEN} characters"))),
+            Some(_) => Err(invalid(format!("{name} must be a string"))),
         }
-        Some(Value::Array(list)) => {
-            let mut events = Vec::new();
-            for e in list {
-                let name = e
-                    .as_str()
-                    .filter(|n| WEBHOOK_EVENTS.contains(n))
-                    .ok_or_else(|| invalid(format!("events may name only {}", WEBHOOK_EVENTS.join(", "))))?;
-                if !events.iter().any(|x| x == name) {
-                    events.push(name.to_owned());
-                }
+    }
+}
+
+/// `events`: a non-empty list of [`WEBHOOK_EVENTS`], each kept once; an empty list would be stored as "no
+/// filter" and receive every event, so it is refused, not guessed at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookEvents(pub Vec<String>);
+
+impl BodyField for WebhookEvents {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        let items = RefBuilder::new().ref_location_from_schema_name(WebhookEventType::name());
+        let list = ArrayBuilder::new().schema_type(typed(Type::Array, nullable)).items(items);
+        list.description(description).into()
+    }
+    fn components(out: &mut Components) {
+        component::<WebhookEventType>(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        let list = match f.get(name) {
+            None => return Ok(None),
+            Some(Value::Array(list)) => list,
+            Some(_) => return Err(invalid(format!("{name} must be an array of event types"))),
+        };
+        if list.is_empty() {
+            let msg = format!("{name} must name at least one event type; omit {name} to receive all of them");
+            return Err(ApiError::new(ErrorCode::InvalidParameter, msg));
+        }
+        let mut events: Vec<String> = Vec::new();
+        for e in list {
+            let only = || invalid(format!("{name} may name only {}", WEBHOOK_EVENTS.join(", ")));
+            let event = e.as_str().filter(|n| WEBHOOK_EVENTS.contains(n)).ok_or_else(only)?;
+            if !events.iter().any(|x| x == event) {
+                events.push(event.to_owned());
             }
-            events
         }
-        Some(_) => return Err(invalid("events must be an array of event types")),
-    };
-    let description = match fields.get("description") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(d)) if d.chars().count() <= MAX_DESCRIPTION_LEN => Some(d.clone()),
-        Some(_) => {
-            return Err(invalid(format!("description must be a string of at most {MAX_DESCRIPTION_LEN} characters")))
+        Ok(Some(Self(events)))
+    }
+}
+
+/// `description`: any text of at most [`MAX_DESCRIPTION_LEN`] characters, kept as given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebhookDescription(pub String);
+
+impl BodyField for WebhookDescription {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::String, nullable, description).max_length(Some(MAX_DESCRIPTION_LEN)).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.get(name) {
+            None => Ok(None),
+            Some(Value::String(d)) if d.chars().count() <= MAX_DESCRIPTION_LEN => Ok(Some(Self(d.clone()))),
+            Some(_) => Err(invalid(format!("{name} must be a string of at most {MAX_DESCRIPTION_LEN} characters"))),
         }
-    };
-    Ok(NewWebhook { url, events, description })
+    }
 }
 
 /// `POST /webhooks {url, events?, description?}`.
@@ -204,11 +239,12 @@ pub async fn create(
     AuthUser(user): AuthUser,
     Valid(new): Valid<NewWebhook>,
 ) -> Result<Json<WebhookCreated>, ErrorResponse> {
-    check_url(&new.url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
+    let (url, description) = (new.url.0, new.description.map(|d| d.0));
+    let events = new.events.map(|e| e.0).unwrap_or_default();
+    check_url(&url, &state.config.egress_allow).await.map_err(|e| invalid(e.to_string()))?;
     let secret = new_secret();
     let max = MAX_WEBHOOKS_PER_USER as i64;
-    let created =
-        state.store.create_webhook(&user.id, &new.url, &new.events, new.description.as_deref(), &secret, max).await?;
+    let created = state.store.create_webhook(&user.id, &url, &events, description.as_deref(), &secret, max).await?;
     let Some(record) = created else {
         let msg = format!("a user may register at most {MAX_WEBHOOKS_PER_USER} webhooks; delete one first");
         return Err(invalid(msg).into());
@@ -273,5 +309,56 @@ pub async fn deliveries(
             Ok(Json(DeliveryList { success: true, deliveries: list.into_iter().map(DeliveryView::from).collect() }))
         }
         None => Err(ApiError::code(ErrorCode::WebhookNotFound).into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NewWebhook;
+    use serde_json::{json, Value};
+    use utoipa::{PartialSchema, ToSchema};
+    use webpilot_core::params::RequestBody;
+
+    fn refused(body: Value) -> String {
+        NewWebhook::from_json(&body).map(|_| ()).expect_err("refused").message
+    }
+
+    #[test]
+    fn a_new_webhook_is_checked_in_its_order() {
+        let body = json!({"url": null, "events": [], "description": 5, "extra": 1});
+        assert_eq!(refused(body.clone()), "unknown field 'extra'");
+        let mut body = body.as_object().cloned().unwrap_or_default();
+        body.remove("extra");
+        assert_eq!(refused(body.clone().into()), "url must be a string", "null is not absent here");
+        body.insert("url".into(), json!("https://hooks.example/x"));
+        assert!(refused(body.clone().into()).starts_with("events must name at least one event type"));
+        body.insert("events".into(), json!(["task.completed", "task.completed"]));
+        assert_eq!(refused(body.clone().into()), "description must be a string of at most 256 characters");
+        body.remove("description");
+        let new = NewWebhook::from_json(&body.into()).expect("accepted");
+        assert_eq!(new.events.map(|e| e.0), Some(vec!["task.completed".to_owned()]), "each event kept once");
+        assert_eq!(refused(json!({})), "url is required");
+        assert_eq!(refused(json!([])), "the body must be a JSON object");
+    }
+
+    /// Each `maxLength` the document gives is the check's: the edge accepted, one past it refused.
+    #[test]
+    fn a_new_webhooks_documented_bounds_are_checked() {
+        assert_eq!(NewWebhook::name(), "NewWebhookRequest");
+        let schema = serde_json::to_value(NewWebhook::schema()).expect("a schema is JSON");
+        assert_eq!(schema["required"], json!(["url"]));
+        let mut checked = 0;
+        for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+            let Some(max) = property["maxLength"].as_u64().and_then(|m| usize::try_from(m).ok()) else { continue };
+            let body = |n: usize| {
+                let mut body = json!({"url": "https://hooks.example/x"});
+                body[name] = json!("h".repeat(n));
+                NewWebhook::from_json(&body)
+            };
+            assert!(body(max).is_ok(), "{name} at its maxLength {max}");
+            assert!(body(max + 1).is_err_and(|e| e.message.contains(name.as_str())), "{name} one past {max}");
+            checked += 1;
+        }
+        assert_eq!(checked, 2, "url and description");
     }
 }

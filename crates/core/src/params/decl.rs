@@ -10,10 +10,10 @@ use utoipa::openapi::schema::{SchemaType, Type};
 use utoipa::openapi::RefOr;
 
 /// Named schemas a schema refers to, as `ToSchema::schemas` collects them.
-pub(crate) type Components = Vec<(String, RefOr<Schema>)>;
+pub type Components = Vec<(String, RefOr<Schema>)>;
 
 /// A field's type: how it is read from a body and how it is documented, from one set of constants.
-pub(crate) trait BodyField: Sized {
+pub trait BodyField: Sized {
     /// The property's schema: `nullable` when the field may be left out, with its description.
     fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema>;
     /// The named schemas [`BodyField::schema`] refers to.
@@ -23,7 +23,7 @@ pub(crate) trait BodyField: Sized {
 }
 
 /// A group of fields declared by [`body!`]: read in declaration order, documented as properties.
-pub(crate) trait BodyGroup: Sized {
+pub trait BodyGroup: Sized {
     fn read(f: &Fields<'_>) -> Result<Self, ApiError>;
     /// Adds the properties this group documents itself (not those of the components it flattens).
     fn properties(object: ObjectBuilder) -> ObjectBuilder;
@@ -33,7 +33,7 @@ pub(crate) trait BodyGroup: Sized {
 
 /// A description from doc-comment lines, as utoipa's derive makes it: trailing space trimmed, the common
 /// indentation removed, lines joined by `\n`; `None` without lines.
-pub(crate) fn description(lines: &[&str]) -> Option<String> {
+pub fn description(lines: &[&str]) -> Option<String> {
     let lines: Vec<&str> = lines.iter().map(|l| l.trim_end()).collect();
     let indent = lines.iter().filter(|l| !l.is_empty()).map(|l| l.len() - l.trim_ascii_start().len()).min();
     let indent = indent.unwrap_or(0);
@@ -42,7 +42,7 @@ pub(crate) fn description(lines: &[&str]) -> Option<String> {
 }
 
 /// `t`, or `t` or null.
-pub(crate) fn typed(t: Type, nullable: bool) -> SchemaType {
+pub fn typed(t: Type, nullable: bool) -> SchemaType {
     if nullable {
         SchemaType::from_iter([t, Type::Null])
     } else {
@@ -51,12 +51,12 @@ pub(crate) fn typed(t: Type, nullable: bool) -> SchemaType {
 }
 
 /// An object schema of JSON type `t` (nullable when the field may be left out), described.
-pub(crate) fn plain(t: Type, nullable: bool, description: Option<String>) -> ObjectBuilder {
+pub fn plain(t: Type, nullable: bool, description: Option<String>) -> ObjectBuilder {
     ObjectBuilder::new().schema_type(typed(t, nullable)).description(description)
 }
 
 /// A reference to the named schema `name`; a field that may be left out is it or null.
-pub(crate) fn reference(name: &str, nullable: bool, description: Option<String>) -> RefOr<Schema> {
+pub fn reference(name: &str, nullable: bool, description: Option<String>) -> RefOr<Schema> {
     let named = RefBuilder::new().description(description).ref_location_from_schema_name(name);
     if nullable {
         let null = ObjectBuilder::new().schema_type(Type::Null);
@@ -68,7 +68,7 @@ pub(crate) fn reference(name: &str, nullable: bool, description: Option<String>)
 
 /// A value of a closed set of names (an enum on the wire), documented as the named string schema
 /// [`Named::COMPONENT`] listing [`Named::NAMES`]; the same table reads it.
-pub(crate) trait Named: Copy + 'static {
+pub trait Named: Copy + 'static {
     const COMPONENT: &'static str;
     const NAMES: &'static [(&'static str, Self)];
 
@@ -127,7 +127,10 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 /// names, implementing [`BodyGroup`] and `ToSchema`. Each field is `KIND ["jsonName"] name: Type`, its doc
 /// comment its description, optionally followed by `where CHECK` (a `Result<(), ApiError>` over the fields
 /// read so far, checked right after this one); `pub struct Name before CHECK { ... }` runs `CHECK(&Fields)` before
-/// any field is read (a rule over several fields' presence). Kinds:
+/// any field is read (a rule over several fields' presence), `unknown RULE` runs `RULE(&Fields, &[names])` with
+/// the JSON names declared here (not a group's) before anything else (a body that refuses other fields), `as Schema` names the
+/// component `Schema` instead of `Name`, and `required ["a", "b"]` orders the documented `required` list
+/// (which the `req` fields make, in check order otherwise). Kinds:
 /// - `opt "name" x: T`: an optional field (`Option<T>`, `T: BodyField`), documented as nullable;
 /// - `req "name" x: T`: a required field (`T`), documented in `required`; absent is `name is required`
 ///   (unless `T`'s read answers an absent value itself, as a message's `newState` does);
@@ -136,10 +139,13 @@ impl<const MIN: u64, const MAX: u64> BodyField for Int<MIN, MAX> {
 /// - `merge x: G`: the group `G` read here, its properties documented as this struct's own;
 /// - `read x: G`: the group `G` read here, documented through another component (`doc`);
 /// - `doc x: C`: the component `C` in `allOf`, its fields read through `read` entries.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! body {
     (
         $(#[doc = $doc:literal])*
-        pub struct $name:ident $(before $pre:path)? {
+        pub struct $name:ident $(as $schema_name:ident)? $(before $pre:ident)? $(unknown $unknown:ident)?
+            $(required [$($req:literal),* $(,)?])? {
             $(
                 $(#[doc = $fdoc:literal])*
                 $kind:ident $($json:literal)? $field:ident : $ty:ty $(where $check:expr)?
@@ -154,6 +160,8 @@ macro_rules! body {
 
         impl $crate::params::decl::BodyGroup for $name {
             fn read(f: &$crate::fields::Fields<'_>) -> Result<Self, $crate::error::ApiError> {
+                let _declared: &[&str] = &[$($($json,)?)*];
+                $($unknown(f, _declared)?;)?
                 $($pre(f)?;)?
                 $(
                     let $field = $crate::params::decl::read_entry!($kind f [$($json)?] $ty);
@@ -169,6 +177,7 @@ macro_rules! body {
                         $kind object [$($json)?] $ty, $crate::params::decl::description(&[$($fdoc),*])
                     );
                 )*
+                $(let object = $crate::params::decl::required_order(object, &[$($req),*]);)?
                 object
             }
             fn components(out: &mut $crate::params::decl::Components) {
@@ -188,7 +197,8 @@ macro_rules! body {
 
         impl utoipa::ToSchema for $name {
             fn name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed(stringify!($name))
+                let names = [stringify!($name) $(, stringify!($schema_name))?];
+                std::borrow::Cow::Borrowed(names[names.len() - 1])
             }
             fn schemas(out: &mut $crate::params::decl::Components) {
                 <$name as $crate::params::decl::BodyGroup>::components(out)
@@ -198,6 +208,8 @@ macro_rules! body {
 }
 
 /// The type a field of each kind is stored as.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! stored {
     (opt $ty:ty) => { Option<$ty> };
     (hidden $ty:ty) => { Option<$ty> };
@@ -209,6 +221,8 @@ macro_rules! stored {
 }
 
 /// How a field of each kind is read.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! read_entry {
     (opt $f:ident [$json:literal] $ty:ty) => {
         <$ty as $crate::params::decl::BodyField>::read($f, $json)?
@@ -234,6 +248,8 @@ macro_rules! read_entry {
 }
 
 /// What a field of each kind adds to its struct's own properties.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! property {
     (opt $o:ident [$json:literal] $ty:ty, $d:expr) => {
         $o.property($json, <$ty as $crate::params::decl::BodyField>::schema(true, $d))
@@ -250,6 +266,8 @@ macro_rules! property {
 }
 
 /// The named schemas a field of each kind refers to.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! components {
     (opt $out:ident $ty:ty) => {
         <$ty as $crate::params::decl::BodyField>::components($out)
@@ -270,6 +288,8 @@ macro_rules! components {
 }
 
 /// The `allOf` entry of a field of each kind, if any.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! flattened {
     (flatten $ty:ty) => {
         Some($crate::params::decl::reference(&<$ty as utoipa::ToSchema>::name(), false, None))
@@ -282,21 +302,26 @@ macro_rules! flattened {
     };
 }
 
-pub(crate) use {body, components, flattened, property, read_entry, stored};
+pub use crate::{body, components, flattened, property, read_entry, stored};
+
+/// `object` with its `required` names in the order of `order` (names it does not list keep their order,
+/// after those it lists): it orders the list the `req` fields made, never adds to it.
+pub fn required_order(object: ObjectBuilder, order: &[&str]) -> ObjectBuilder {
+    let mut object = object.build();
+    let rank = |name: &String| order.iter().position(|o| o == name).unwrap_or(order.len());
+    object.required.sort_by_key(rank);
+    object.into()
+}
 
 /// Registers the component `T` and those it refers to.
-pub(crate) fn component<T: utoipa::ToSchema>(out: &mut Components) {
+pub fn component<T: utoipa::ToSchema>(out: &mut Components) {
     out.push((T::name().into_owned(), T::schema()));
     T::schemas(out);
 }
 
 /// A group's schema as utoipa's derive makes it: its own object, or `allOf` the flattened components and
 /// then its own object (when it has properties), described.
-pub(crate) fn group_schema(
-    flattened: Vec<RefOr<Schema>>,
-    own: ObjectBuilder,
-    description: Option<String>,
-) -> RefOr<Schema> {
+pub fn group_schema(flattened: Vec<RefOr<Schema>>, own: ObjectBuilder, description: Option<String>) -> RefOr<Schema> {
     if flattened.is_empty() {
         return own.description(description).into();
     }

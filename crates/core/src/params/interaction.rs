@@ -2,8 +2,8 @@
 //! its actions and their bounds, read from the message's `action` object.
 
 use crate::error::ApiError;
-use crate::fields::{invalid_params, out_of_bounds, Fields};
-use crate::params::decl::{component, reference, BodyField, Components};
+use crate::fields::{invalid_params, Fields};
+use crate::params::decl::{component, reference, BodyField, BodyGroup, Components};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::ToSchema;
@@ -71,50 +71,21 @@ impl BodyField for Interaction {
     }
 }
 
-fn parse_point(f: &Fields<'_>) -> Result<(f64, f64), ApiError> {
-    let x = f.req_f64("x")?;
-    let y = f.req_f64("y")?;
-    use crate::geometry::{CHROME_BAND, FRAME_HEIGHT, FRAME_WIDTH};
-    if !(0.0..=f64::from(FRAME_WIDTH)).contains(&x) {
-        return Err(out_of_bounds(format!("action.x must be between 0 and {FRAME_WIDTH}")));
-    }
-    if !(f64::from(CHROME_BAND)..=f64::from(FRAME_HEIGHT)).contains(&y) {
-        return Err(out_of_bounds(format!(
-            "action.y must be between {CHROME_BAND} and {FRAME_HEIGHT} \
-             (the top {CHROME_BAND} pixels are browser chrome)"
-        )));
-    }
-    Ok((x, y))
-}
-
 fn parse_interaction(f: &Fields<'_>) -> Result<Interaction, ApiError> {
+    use super::schema::{Click, DoubleClick, KeyPress, Point, TypeText};
     match f.req_str("type")? {
         "takeOverControl" => Ok(Interaction::TakeOverControl),
         "releaseControl" => Ok(Interaction::ReleaseControl),
-        "CLICK" => parse_point(f).map(|(x, y)| Interaction::Click { x, y }),
-        "DOUBLE_CLICK" => parse_point(f).map(|(x, y)| Interaction::DoubleClick { x, y }),
+        "CLICK" => Click::read(f).map(|c| Interaction::Click { x: c.point.x, y: c.point.y }),
+        "DOUBLE_CLICK" => DoubleClick::read(f).map(|c| Interaction::DoubleClick { x: c.point.x, y: c.point.y }),
         "TYPE" => {
-            let text = f.req_str("text")?;
-            if text.chars().count() > MAX_TYPE_TEXT_CHARS {
-                return Err(out_of_bounds(format!("action.text must be at most {MAX_TYPE_TEXT_CHARS} characters")));
-            }
-            Ok(Interaction::Type { text: text.to_owned(), human_like: f.opt_bool("humanLike")?.unwrap_or(false) })
+            TypeText::read(f).map(|t| Interaction::Type { text: t.text.0, human_like: t.human_like.unwrap_or(false) })
         }
-        "KEY_PRESS" => {
-            let key = f.req_str("key")?;
-            if NAMED_KEYS.contains(&key) || key.chars().count() == 1 {
-                Ok(Interaction::KeyPress { key: key.to_owned() })
-            } else {
-                Err(out_of_bounds(format!(
-                    "action.key {key:?} is not supported; use a single character or one of {}",
-                    NAMED_KEYS.join(", ")
-                )))
-            }
-        }
+        "KEY_PRESS" => KeyPress::read(f).map(|k| Interaction::KeyPress { key: k.key.0 }),
         "UPLOAD" => {
             let name = f.req_str("name")?;
             crate::files::check_name(name).map_err(|e| invalid_params(format!("action.name: {e}")))?;
-            parse_point(f).map(|(x, y)| Interaction::Upload { name: name.to_owned(), x, y })
+            Point::read(f).map(|p| Interaction::Upload { name: name.to_owned(), x: p.x, y: p.y })
         }
         other => Err(invalid_params(format!(
             "unknown action.type {other:?}; expected takeOverControl, releaseControl, CLICK, DOUBLE_CLICK, TYPE, \

@@ -3,7 +3,7 @@
 //! error-guidance ranges where the spec's two sources conflict (docs/api.md says which).
 
 use crate::error::{ApiError, ErrorCode};
-use crate::fields::{invalid_params, missing, out_of_bounds};
+use crate::fields::{invalid_params, out_of_bounds};
 pub use crate::fields::{Fields, RequestBody};
 use crate::output::OutputSchema;
 use crate::policy::normalize_domain;
@@ -14,7 +14,8 @@ pub use interaction::{Interaction, MAX_TYPE_TEXT_CHARS, NAMED_KEYS};
 use serde_json::Value;
 
 mod bodies;
-pub(crate) mod decl;
+#[doc(hidden)]
+pub mod decl;
 mod interaction;
 mod schema;
 
@@ -352,19 +353,7 @@ impl Message {
             }
             "state" => schema::StateMessage::read(&f).map(|m| Message::State(m.new_state)),
             "interaction" => schema::InteractionMessage::read(&f).map(|m| Message::Interaction(m.action)),
-            "guardrail" => {
-                let new_state = f
-                    .opt_str("newState")?
-                    .ok_or_else(|| missing("newState is required: \"resume\" for a guardrail message"))?;
-                if new_state != "resume" {
-                    return Err(invalid_params("newState must be \"resume\" for a guardrail message"));
-                }
-                let answer = f.req_str("taskDetails")?;
-                if answer.chars().count() > MAX_TASK_DETAILS_CHARS {
-                    return Err(ApiError::new(ErrorCode::InvalidTaskDetails, "taskDetails is too long"));
-                }
-                Ok(Message::Guardrail { answer: answer.to_owned() })
-            }
+            "guardrail" => schema::GuardrailMessage::read(&f).map(|m| Message::Guardrail { answer: m.task_details.0 }),
             other => Err(invalid_params(format!(
                 "unknown actionType {other:?}; expected newTask, state, interaction or guardrail"
             ))),

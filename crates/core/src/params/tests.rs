@@ -267,3 +267,21 @@ fn chat_fields_are_checked_in_their_order() {
     let order = check_order(body.into(), &fixes, |b| crate::chat::ChatRequest::parse(b).map(|_| ()));
     assert_eq!(order, names);
 }
+
+#[test]
+fn guardrail_fields_are_checked_in_their_order_and_the_answer_bounded() {
+    let body = json!({"actionType": "guardrail", "newState": [[]], "taskDetails": [[]]});
+    let fixes = [("newState", json!("resume")), ("taskDetails", json!("an answer"))];
+    assert_eq!(check_order(body, &fixes, |m| Message::parse(m).map(|_| ())), ["newState", "taskDetails"]);
+    let answer =
+        |text: String| Message::parse(&json!({"actionType": "guardrail", "newState": "resume", "taskDetails": text}));
+    let at = crate::params::MAX_TASK_DETAILS_CHARS;
+    assert_eq!(answer("é".repeat(at)), Ok(Message::Guardrail { answer: "é".repeat(at) }));
+    assert_eq!(answer(" ".into()), Ok(Message::Guardrail { answer: " ".into() }), "taken as given");
+    let past = answer("a".repeat(at + 1)).expect_err("one past the bound");
+    assert_eq!((past.code, past.message.as_str()), (ErrorCode::InvalidTaskDetails, "taskDetails is too long"));
+    let missing = Message::parse(&json!({"actionType": "guardrail"})).expect_err("newState is required");
+    assert_eq!(missing.message, "newState is required: \"resume\" for a guardrail message");
+    let wrong = Message::parse(&json!({"actionType": "guardrail", "newState": "start"})).expect_err("only resume");
+    assert_eq!(wrong.message, "newState must be \"resume\" for a guardrail message");
+}

@@ -7,6 +7,7 @@
 
 mod chat;
 mod identity;
+mod interactions;
 mod messages;
 mod parts;
 mod session;
@@ -16,7 +17,8 @@ mod tests;
 mod values;
 
 pub use chat::ChatCompletionRequest;
+pub use interactions::{Click, DoubleClick, KeyPress, Point, TypeText};
 pub use messages::{Interaction, Message};
 pub(crate) use parts::{ChatMessage, GeolocationOption};
 pub use session::{IdentityOptions, ProfileOptions, RunTaskRequest, StartSessionRequest, TaskOptions};
-pub use task_messages::{InteractionMessage, NewTaskMessage, SendMessageRequest, StateMessage};
+pub use task_messages::{GuardrailMessage, InteractionMessage, NewTaskMessage, SendMessageRequest, StateMessage};

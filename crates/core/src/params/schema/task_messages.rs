@@ -1,13 +1,13 @@
-//! Send-message's body and its `newTask`, `state` and `interaction` messages, declared once: read in
+//! Send-message's body and its `newTask`, `state`, `interaction` and `guardrail` messages, declared once: read in
 //! declaration order (a message after `actionType` chose it) and documented by the same declaration, their
 //! tags and `newState` values from one table.
 
 use super::session::{SessionOptions, TaskOptions};
 use super::values::TaskText;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::fields::{invalid_params, missing, Fields};
 use crate::params::decl::{body, component, plain, reference, BodyField, Components, Named};
-use crate::params::{id_text, Interaction, Message, StateCommand};
+use crate::params::{id_text, Interaction, Message, StateCommand, MAX_TASK_DETAILS_CHARS};
 use utoipa::openapi::schema::{Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::ToSchema;
@@ -86,6 +86,16 @@ body! {
 }
 
 body! {
+    /// Answers a guardrail trigger and resumes the task.
+    pub struct GuardrailMessage required ["actionType", "taskDetails", "newState"] {
+        req "actionType" action_type: Tag<GuardrailAction>,
+        req "newState" new_state: ResumeState,
+        /// The human-provided information.
+        req "taskDetails" task_details: GuardrailAnswer,
+    }
+}
+
+body! {
     /// A manual action in the browser.
     pub struct InteractionMessage {
         req "actionType" action_type: Tag<InteractionAction>,
@@ -142,6 +152,65 @@ impl Named for InteractionAction {
     const NAMES: &'static [(&'static str, Self)] = &[("interaction", InteractionAction)];
 }
 
+/// `actionType` of a `guardrail` message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardrailAction;
+
+impl Named for GuardrailAction {
+    const COMPONENT: &'static str = "GuardrailAction";
+    const NAMES: &'static [(&'static str, Self)] = &[("guardrail", GuardrailAction)];
+}
+
+/// `newState` that must be the one name of `T` for a `message` message; absent, it is refused with what it
+/// must be.
+fn only_state<T: Named>(f: &Fields<'_>, name: &str, message: &str) -> Result<Option<T>, ApiError> {
+    let names = T::quoted_names();
+    let state =
+        f.opt_str(name)?.ok_or_else(|| missing(format!("{name} is required: {names} for a {message} message")))?;
+    let wrong = || invalid_params(format!("{name} must be {names} for a {message} message"));
+    T::named(state).map(Some).ok_or_else(wrong)
+}
+
+/// `newState` of a `guardrail` message: `resume`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResumeState;
+
+impl Named for ResumeState {
+    const COMPONENT: &'static str = "ResumeState";
+    const NAMES: &'static [(&'static str, Self)] = &[("resume", ResumeState)];
+}
+
+impl BodyField for ResumeState {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        reference(Self::COMPONENT, nullable, description)
+    }
+    fn components(out: &mut Components) {
+        Self::component(out)
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        only_state(f, name, "guardrail")
+    }
+}
+
+/// `taskDetails` of a `guardrail` message, the human's answer: taken as given (not trimmed, may be empty),
+/// at most [`MAX_TASK_DETAILS_CHARS`] characters, `INVALID_TASK_DETAILS` else; its bound is not documented.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardrailAnswer(pub String);
+
+impl BodyField for GuardrailAnswer {
+    fn schema(nullable: bool, description: Option<String>) -> RefOr<Schema> {
+        plain(Type::String, nullable, description).into()
+    }
+    fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
+        match f.opt_str(name)? {
+            Some(answer) if answer.chars().count() > MAX_TASK_DETAILS_CHARS => {
+                Err(ApiError::new(ErrorCode::InvalidTaskDetails, format!("{name} is too long")))
+            }
+            answer => Ok(answer.map(|a| Self(a.to_owned()))),
+        }
+    }
+}
+
 /// `newState` of a `newTask` message: `start`. Absent, it is refused with what it must be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StartState;
@@ -159,11 +228,7 @@ impl BodyField for StartState {
         Self::component(out)
     }
     fn read(f: &Fields<'_>, name: &str) -> Result<Option<Self>, ApiError> {
-        let names = Self::quoted_names();
-        let state =
-            f.opt_str(name)?.ok_or_else(|| missing(format!("{name} is required: {names} for a newTask message")))?;
-        let wrong = || invalid_params(format!("{name} must be {names} for a newTask message"));
-        Self::named(state).map(Some).ok_or_else(wrong)
+        only_state(f, name, "newTask")
     }
 }
 

@@ -217,3 +217,50 @@ fn the_bounds_inside_a_field_are_its_readers() {
     }
     assert_eq!(checked, 16, "every bound of the rows above is documented");
 }
+
+/// A guardrail message checks `newState` before `taskDetails` but documents `required` in the order the
+/// document has always listed it.
+#[test]
+fn a_guardrail_messages_required_list_keeps_its_documented_order() {
+    let (schema, _) = documented::<super::GuardrailMessage>();
+    assert_eq!(schema["required"], json!(["actionType", "taskDetails", "newState"]));
+    assert_eq!(
+        schema["properties"]["taskDetails"],
+        json!({"type": "string", "description": "The human-provided information."})
+    );
+}
+
+/// Each bound an interaction documents (a point's `x` and `y`, TYPE's `text`) is the one its reader checks:
+/// the edge accepted and one past it refused; and a point's two fields are type-checked before either bound.
+#[test]
+fn each_interactions_documented_bounds_are_checked_and_a_point_is_typed_first() {
+    use crate::params::Message;
+    let (_, components) = documented::<super::Interaction>();
+    let read = |action: &Value| Message::parse(&json!({"actionType": "interaction", "action": action}));
+    let mut checked = 0;
+    for (component, valid) in [
+        ("Click", json!({"type": "CLICK", "x": 1, "y": 200})),
+        ("DoubleClick", json!({"type": "DOUBLE_CLICK", "x": 1, "y": 200})),
+        ("TypeText", json!({"type": "TYPE", "text": "t"})),
+    ] {
+        for (name, property) in components[component]["properties"].as_object().into_iter().flatten() {
+            let edges = [("minimum", -1.0), ("maximum", 1.0), ("maxLength", 1.0)];
+            for (bound, beyond) in edges.into_iter().filter_map(|(b, d)| Some((property[b].as_f64()?, d))) {
+                let value =
+                    |n: f64| if property["type"] == "string" { json!("é".repeat(n as usize)) } else { json!(n) };
+                let with = |n: f64| {
+                    let mut action = valid.clone();
+                    action[name] = value(n);
+                    read(&action)
+                };
+                assert!(with(bound).is_ok(), "{component}.{name} at its bound {bound}");
+                let past = with(bound + beyond).expect_err("one past the bound");
+                assert!(past.message.starts_with(&format!("action.{name} must be")), "{component}.{name}: {past:?}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 9, "x and y of two interactions, text's maxLength");
+    let both_bad = json!({"type": "CLICK", "x": 2000, "y": "top"});
+    assert_eq!(read(&both_bad).expect_err("refused").message, "action.y must be a number");
+}
